@@ -1,0 +1,46 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Load builds the startup configuration and returns a Store backed by the config file. The
+// order, lowest priority first, is: defaults; <ConfigDir>/obgate.conf; opts.Overrides (-o
+// values, then flags). Unknown names in the file are skipped and listed in Store.Warnings;
+// an unknown name or an invalid value anywhere else is an error, and so is an invalid value in
+// the file. Passwords in the file are SHA1 hex and used as is; on the command line a value of
+// 40 hex digits is taken as the hash (what ODP start scripts pass) and anything else is hashed.
+//
+// Like ODP, which dumps its config back at startup, Load then writes the file (creating the
+// directory if needed) with every value that differs from its default. A nil opts means no
+// overrides and DefaultConfigDir. Load is meant to be called once, from main.
+func Load(opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	dir := opts.ConfigDir
+	if dir == "" {
+		dir = DefaultConfigDir
+	}
+	path := filepath.Join(dir, FileName)
+
+	c := Default()
+	warnings, err := readFile(path, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyOverrides(c, opts.Overrides); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := writeFile(path, c); err != nil {
+		return nil, err
+	}
+	s := NewStore(c)
+	s.path = path
+	s.warnings = warnings
+	return s, nil
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"obgate/config"
+)
+
+func TestRunPrintsEveryItem(t *testing.T) {
+	var b strings.Builder
+	if err := run(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "| name |") {
+		t.Errorf("output does not start with the table header:\n%.200s", out)
+	}
+	for _, it := range config.Items() {
+		if !strings.Contains(out, "| `"+it.Name()+"` |") {
+			t.Errorf("no row for %s", it.Name())
+		}
+	}
+	if rows := strings.Count(out, "\n"); rows != len(config.Items())+2 {
+		t.Errorf("got %d lines, want %d (header, rule, one per item)", rows, len(config.Items())+2)
+	}
+}
