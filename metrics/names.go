@@ -1,0 +1,38 @@
+package metrics
+
+// Metric families. The odp_* names and their labels follow ODP; the
+// obgate_* ones are obgate's own.
+const (
+	// CurrentSession is a gauge of open sessions, label sessionType
+	// (client or server).
+	CurrentSession = "odp_current_session"
+	// NewClientConnections counts client connections by connectionResult
+	// (success or fail).
+	NewClientConnections = "odp_new_client_connections"
+	// SQLRequestTotal counts statements by sqlType (SELECT, INSERT, ...,
+	// OTHERS) and sqlResult (success or fail).
+	SQLRequestTotal = "odp_sql_request_total"
+	// TransactionTotal counts finished transactions.
+	TransactionTotal = "odp_transaction_total"
+	// RequestByte counts bytes by transType (request or response) and
+	// sessionType (client or server).
+	RequestByte = "odp_request_byte"
+	// SQLLatency is a histogram of statement latency in seconds, from the
+	// first byte of the request to the last byte of the response, with
+	// Prometheus le buckets.
+	SQLLatency = "obgate_sql_latency_seconds"
+	// ServerConnectFailures counts failed connection attempts to servers.
+	ServerConnectFailures = "obgate_server_connect_failures_total"
+	// ConfigReloads counts successful ALTER PROXYCONFIG changes.
+	ConfigChanges = "obgate_config_changes_total"
+)
+
+// Label values.
+const (
+	SessionClient = "client"
+	SessionServer = "server"
+	ResultSuccess = "success"
+	ResultFail    = "fail"
+	TransRequest  = "request"
+	TransResponse = "response"
+)

@@ -1,0 +1,10 @@
+// Package route decides where a statement goes. It holds the cluster
+// resources (servers, zones, tenants) read from the sys tenant, the
+// immutable routing-table snapshots published through atomic pointers,
+// the username grammar that picks a cluster and tenant, and the statement
+// facts routing needs, read by a small allocation-free lexer rather than a
+// SQL parser.
+//
+// route does not import health: it asks an Availability interface, which
+// health satisfies, whether a server may take new requests.
+package route
