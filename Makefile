@@ -1,0 +1,68 @@
+# obgate build, test and benchmark entry points. Every target installs what
+# it needs on a Debian machine (apt packages, Go modules).
+
+GO       ?= go
+BIN      := bin
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+FUZZTIME ?= 30s
+# Packages whose tests run against real MariaDB / obsim processes.
+PKGS     := ./...
+
+
+.PHONY: all build test bench demo fuzz lint deps tidy clean
+
+all: build
+
+# deps installs the Debian packages the tests, the demo and the benchmarks
+# use, when any is missing.
+deps:
+	@missing=""; \
+	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
+	command -v mariadb >/dev/null 2>&1 || missing="$$missing mariadb-client"; \
+	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
+	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@$(GO) mod download
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/obgate ./cmd/obgate
+	@if [ -d tools/obsim/cmd/obsim ]; then $(GO) build -o $(BIN)/obsim ./tools/obsim/cmd/obsim; fi
+
+# test: vet, then every package under the race detector, then the packages
+# whose scheduling matters once more without it (netpoll swaps its buffer
+# type under -race, so the production buffers are only tested that way).
+test: deps build
+	$(GO) vet ./...
+	$(GO) test -race -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 10m ./reactor/ ./mysqlproto/
+
+bench: deps build
+	$(GO) run ./bench/cmd/sysbench-suite
+	$(GO) run ./bench/cmd/memory-suite
+
+demo: deps build
+	$(GO) run ./tools/demo
+
+# fuzz runs every fuzz target for FUZZTIME each (the seeds run in `make test`).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+tidy:
+	$(GO) mod tidy
+
+clean:
+	rm -rf $(BIN)

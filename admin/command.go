@@ -1,0 +1,185 @@
+package admin
+
+// cmdKind is an internal command.
+type cmdKind uint8
+
+const (
+	cmdUnknown cmdKind = iota
+	cmdShowConfig
+	cmdAlterConfig
+	cmdShowSession
+	cmdShowSessionAttribute
+	cmdShowSessionVariables
+	cmdKillSession
+	cmdPing
+	cmdProxyVersion
+	cmdProxyStatus
+	cmdShowCongestion
+	cmdShowRoute
+	cmdShowStat
+	cmdSelectVars // SELECT @@a, @@b [LIMIT n] in an administrator session
+	cmdNeedOK     // SET, BEGIN, COMMIT, ROLLBACK, USE in an administrator session
+)
+
+// command is a parsed internal command.
+type command struct {
+	kind    cmdKind
+	like    string
+	hasLike bool
+	diff    bool // SHOW PROXYCONFIG DIFF
+	user    bool // SHOW PROXYCONFIG DIFF USER
+	all     bool // ... ALL
+	name    string
+	value   string
+	id      uint64
+	hasID   bool
+	ssid    uint64
+	hasSSID bool
+	cluster string
+	vars    []string
+}
+
+// parseCommand recognises an internal command. It returns cmdUnknown for
+// anything else and never panics.
+func parseCommand(sql string) command {
+	p := newParser(sql)
+	var c command
+	switch {
+	case p.keyword("SHOW"):
+		c = parseShow(p)
+	case p.keyword("ALTER"):
+		c = parseAlter(p)
+	case p.keyword("KILL"):
+		if p.keyword("PROXYSESSION") {
+			if c.id, c.hasID = p.number(); c.hasID {
+				c.ssid, c.hasSSID = p.number()
+				c.kind = cmdKillSession
+			}
+		}
+	case p.keyword("PING"):
+		if p.keyword("PROXY") {
+			c.kind = cmdPing
+		}
+	case p.keyword("SELECT"):
+		c = parseSelect(p)
+	case p.keyword("SET"), p.keyword("BEGIN"), p.keyword("COMMIT"), p.keyword("ROLLBACK"), p.keyword("USE"):
+		c.kind = cmdNeedOK
+		return c // the rest is not checked: ODP answers OK
+	case p.keyword("START"):
+		if p.keyword("TRANSACTION") {
+			c.kind = cmdNeedOK
+			return c
+		}
+	}
+	if !p.done() {
+		return command{}
+	}
+	return c
+}
+
+func parseShow(p *parser) command {
+	var c command
+	switch {
+	case p.keyword("PROXYCONFIG"):
+		c.kind = cmdShowConfig
+		if p.keyword("DIFF") {
+			c.diff = true
+			c.user = p.keyword("USER")
+		} else if p.keyword("ALL") {
+			c.all = true
+		}
+	case p.keyword("PROXYSESSION"):
+		c.kind = cmdShowSession
+		switch {
+		case p.keyword("ATTRIBUTE"):
+			c.kind = cmdShowSessionAttribute
+			c.id, c.hasID = p.number()
+		case p.keyword("VARIABLES"):
+			c.kind = cmdShowSessionVariables
+			c.all = p.keyword("ALL")
+			c.id, c.hasID = p.number()
+		}
+	case p.keyword("PROXYCONGESTION"):
+		c.kind = cmdShowCongestion
+		c.all = p.keyword("ALL")
+		if t, ok := p.peekWord(); ok && t.upper() != "LIKE" {
+			p.pos++
+			c.cluster = t.text
+		}
+	case p.keyword("PROXYROUTE"):
+		c.kind = cmdShowRoute
+	case p.keyword("PROXYSTAT"):
+		c.kind = cmdShowStat
+		p.keyword("REFRESH")
+	default:
+		return command{}
+	}
+	var ok bool
+	if c.like, c.hasLike, ok = p.likePattern(); !ok {
+		return command{}
+	}
+	return c
+}
+
+func parseAlter(p *parser) command {
+	var c command
+	if !p.keyword("PROXYCONFIG") || !p.keyword("SET") {
+		return c
+	}
+	name, ok := p.next()
+	if !ok || (name.kind != tokWord && name.kind != tokString) || !p.punct("=") {
+		return c
+	}
+	val, ok := p.next()
+	if !ok || val.kind == tokPunct {
+		return c
+	}
+	c.kind, c.name, c.value = cmdAlterConfig, name.text, val.text
+	return c
+}
+
+func parseSelect(p *parser) command {
+	var c command
+	switch {
+	case p.keyword("PROXY_VERSION"):
+		c.kind = cmdProxyVersion
+	case p.keyword("PROXY_STATUS"):
+		c.kind = cmdProxyStatus
+	default:
+		for {
+			t, ok := p.next()
+			if !ok || t.kind != tokWord || len(t.text) < 3 || t.text[0] != '@' {
+				return command{}
+			}
+			c.vars = append(c.vars, t.text)
+			if !p.punct(",") {
+				break
+			}
+		}
+		if p.keyword("LIMIT") {
+			if _, ok := p.number(); !ok {
+				return command{}
+			}
+		}
+		c.kind = cmdSelectVars
+		return c
+	}
+	if !p.punct("(") || !p.punct(")") {
+		return command{}
+	}
+	// An optional alias: AS name, or name.
+	if p.keyword("AS") {
+		if _, ok := p.next(); !ok {
+			return command{}
+		}
+	}
+	return c
+}
+
+// peekWord returns the next token if it is a word, without consuming it.
+func (p *parser) peekWord() (token, bool) {
+	if p.pos < len(p.toks) && p.toks[p.pos].kind == tokWord {
+		return p.toks[p.pos], true
+	}
+	return token{}, false
+}

@@ -1,0 +1,149 @@
+package admin
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+
+	vm "github.com/VictoriaMetrics/metrics"
+
+	"obgate/metrics"
+	"obgate/mysqlproto"
+	"obgate/reactor"
+	"obgate/route"
+)
+
+// Admin answers internal commands for one obgate process.
+type Admin struct {
+	srv           *reactor.Server
+	log           *slog.Logger
+	configChanges *vm.Counter
+	pid           int
+}
+
+// New returns the internal-command handler for srv; install it with
+// srv.SetInterceptor before serving.
+func New(srv *reactor.Server, reg *metrics.Registry, log *slog.Logger) *Admin {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Admin{srv: srv, log: log, configChanges: reg.Counter(metrics.ConfigChanges), pid: os.Getpid()}
+}
+
+// Intercept implements reactor.Interceptor.
+func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo, reply *reactor.Reply) bool {
+	c := parseCommand(string(query))
+	if c.kind == cmdUnknown {
+		if sess.IsAdmin() {
+			_ = reply.Error(mysqlproto.NewSQLError(mysqlproto.ERParseError,
+				"obgate: not an internal command: %s", truncate(string(query), 80)))
+			return true
+		}
+		return false
+	}
+	if !sess.IsAdmin() && !everyUser(c.kind) {
+		return false // let the server answer, as ODP does for normal users
+	}
+	var err error
+	switch c.kind {
+	case cmdPing:
+		err = reply.OK(0, "")
+	case cmdProxyVersion:
+		err = reply.ResultSet(oneValue("proxy_version()", a.srv.Version()))
+	case cmdProxyStatus:
+		status := "ACTIVE"
+		if a.srv.Draining() {
+			status = "INACTIVE"
+		}
+		err = reply.ResultSet(oneValue("proxy_status", status))
+	case cmdShowConfig:
+		err = reply.ResultSet(a.showConfig(c))
+	case cmdAlterConfig:
+		err = a.alterConfig(c, reply)
+	case cmdShowSession:
+		err = reply.ResultSet(a.showSessions(sess, c))
+	case cmdShowSessionAttribute:
+		err = a.showSessionAttribute(sess, c, reply)
+	case cmdKillSession:
+		err = a.killSession(c, reply)
+	case cmdSelectVars:
+		err = reply.ResultSet(a.selectVars(c))
+	case cmdNeedOK:
+		err = reply.OK(0, "")
+	default:
+		err = reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+			"obgate does not support this internal command yet: %s", truncate(string(query), 80)))
+	}
+	if err != nil {
+		a.log.Debug("internal command reply failed", "session", sess.ID(), "err", err)
+	}
+	return true
+}
+
+// everyUser reports whether normal users may run the command.
+func everyUser(k cmdKind) bool {
+	switch k {
+	case cmdShowSession, cmdPing, cmdProxyVersion, cmdProxyStatus:
+		return true
+	}
+	return false
+}
+
+func (a *Admin) killSession(c command, reply *reactor.Reply) error {
+	if c.hasSSID {
+		return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+			"KILL PROXYSESSION with a server session id is not supported yet"))
+	}
+	if err := a.srv.KillSession(uint32(c.id)); err != nil {
+		if se, ok := mysqlproto.AsSQLError(err); ok {
+			return reply.Error(se)
+		}
+		return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "%v", err))
+	}
+	return reply.OK(0, "")
+}
+
+// selectVars answers SELECT @@var, ... in an administrator session, which
+// clients send right after logging in (the mysql CLI asks for
+// @@version_comment).
+func (a *Admin) selectVars(c command) *mysqlproto.ResultSet {
+	rs := &mysqlproto.ResultSet{}
+	row := make([]any, 0, len(c.vars))
+	cfg := a.srv.Config().Load()
+	for _, v := range c.vars {
+		rs.Columns = append(rs.Columns, mysqlproto.VarcharColumn(v))
+		name := strings.ToLower(strings.TrimLeft(v, "@"))
+		name = strings.TrimPrefix(name, "session.")
+		name = strings.TrimPrefix(name, "global.")
+		switch name {
+		case "version_comment":
+			row = append(row, "obgate "+a.srv.Version())
+		case "version":
+			row = append(row, cfg.MySQLVersion)
+		case "autocommit":
+			row = append(row, int64(1))
+		case "max_allowed_packet":
+			row = append(row, cfg.MaxPacketSize)
+		case "session_id", "connection_id":
+			row = append(row, nil)
+		default:
+			row = append(row, nil)
+		}
+	}
+	rs.Rows = [][]any{row}
+	return rs
+}
+
+func oneValue(column string, value any) *mysqlproto.ResultSet {
+	return &mysqlproto.ResultSet{
+		Columns: []mysqlproto.Column{mysqlproto.VarcharColumn(column)},
+		Rows:    [][]any{{value}},
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

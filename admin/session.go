@@ -1,0 +1,103 @@
+package admin
+
+import (
+	"strconv"
+
+	"obgate/mysqlproto"
+	"obgate/reactor"
+)
+
+// odpState maps a session state to ODP's client-session state names.
+func odpState(s reactor.SessionState) string {
+	switch s {
+	case reactor.StateHandshake:
+		return "MCS_INIT"
+	case reactor.StateCommand:
+		return "MCS_ACTIVE_READER"
+	case reactor.StateIdle:
+		return "MCS_KEEP_ALIVE"
+	case reactor.StateClosing:
+		return "MCS_HALF_CLOSED"
+	}
+	return "MCS_CLOSED"
+}
+
+// showSessions answers SHOW PROXYSESSION with ODP's columns. Normal users
+// see only sessions of their own login name.
+func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.ResultSet {
+	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
+		mysqlproto.BigintColumn("proxy_sessid"), mysqlproto.BigintColumn("Id"),
+		mysqlproto.VarcharColumn("Cluster"), mysqlproto.VarcharColumn("Tenant"),
+		mysqlproto.VarcharColumn("User"), mysqlproto.VarcharColumn("Host"),
+		mysqlproto.VarcharColumn("db"), mysqlproto.BigintColumn("trans_count"),
+		mysqlproto.BigintColumn("svr_session_count"), mysqlproto.VarcharColumn("state"),
+		mysqlproto.BigintColumn("tid"), mysqlproto.BigintColumn("pid"),
+		mysqlproto.VarcharColumn("using_ssl"),
+	}}
+	me := sess.Info()
+	for _, s := range a.srv.Sessions() {
+		if !sess.IsAdmin() && s.User != me.User {
+			continue
+		}
+		if c.hasLike && !matchLike(c.like, s.User) {
+			continue
+		}
+		svr := int64(0)
+		if s.ServerAddr != "" {
+			svr = 1
+		}
+		rs.Rows = append(rs.Rows, []any{
+			uint64(s.ID), uint64(s.ID), s.Identity.Cluster, s.Identity.Tenant, s.Identity.User,
+			s.ClientAddr, nullIfEmpty(s.DB), s.TransCount, svr, odpState(s.State),
+			int64(0), int64(a.pid), boolWord(s.TLS),
+		})
+	}
+	return rs
+}
+
+// showSessionAttribute answers SHOW PROXYSESSION ATTRIBUTE [id] with
+// name/value/info rows about one session (the caller's by default).
+func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *reactor.Reply) error {
+	target := sess
+	if c.hasID {
+		t, ok := a.srv.Session(uint32(c.id))
+		if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
+			return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
+		}
+		target = t
+	}
+	s := target.Info()
+	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
+		mysqlproto.VarcharColumn("attribute_name"), mysqlproto.VarcharColumn("value"), mysqlproto.VarcharColumn("info"),
+	}}
+	add := func(name, value, info string) {
+		if c.hasLike && !matchLike(c.like, name) {
+			return
+		}
+		rs.Rows = append(rs.Rows, []any{name, value, info})
+	}
+	add("proxy_sessid", strconv.FormatUint(uint64(s.ID), 10), "proxy session id")
+	add("cs_id", strconv.FormatUint(uint64(s.ID), 10), "client session id")
+	add("cluster", s.Identity.Cluster, "cluster name")
+	add("tenant", s.Identity.Tenant, "tenant name")
+	add("user", s.Identity.User, "user name")
+	add("host_ip", hostPart(s.ClientAddr), "client ip")
+	add("host_port", portPart(s.ClientAddr), "client port")
+	add("db", s.DB, "current database")
+	add("total_trans_cnt", strconv.FormatUint(s.TransCount, 10), "transactions")
+	add("total_stmt_cnt", strconv.FormatUint(s.StmtCount, 10), "commands")
+	add("active", boolWord(s.State == reactor.StateCommand), "running a command")
+	add("in_trans", boolWord(s.InTrans), "inside a transaction")
+	add("transport", s.Transport, "client I/O")
+	add("server_ip", hostPart(s.ServerAddr), "server session address")
+	add("server_port", portPart(s.ServerAddr), "server session port")
+	add("server_sessid", strconv.FormatUint(uint64(s.ServerID), 10), "server's connection id")
+	return reply.ResultSet(rs)
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,137 @@
+// Command obgate is a drop-in replacement for OceanBase Database Proxy
+// (ODP, obproxy): applications connect to it with any MySQL driver as if
+// it were the database.
+//
+// Usage follows obproxy: obgate -p 2883 -r 'ip:port;ip:port' -c cluster
+// -o name=value,... (see obgate -h).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"obgate/admin"
+	"obgate/config"
+	"obgate/metrics"
+	"obgate/reactor"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	opts, err := config.ParseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "obgate: %v\n\n%s", err, config.Usage())
+		return 2
+	}
+	if opts.Help {
+		fmt.Print(config.Usage())
+		return 0
+	}
+	if opts.Version {
+		fmt.Printf("obgate %s\n", version)
+		return 0
+	}
+	store, err := config.Load(opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "obgate: %v\n", err)
+		return 1
+	}
+	level := new(slog.LevelVar)
+	level.Set(store.Load().LogLevel())
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	store.Subscribe(func(_, c *config.Config) { level.Set(c.LogLevel()) })
+	for _, w := range store.Warnings() {
+		log.Warn("config file", "warning", w)
+	}
+	if err := serve(store, log); err != nil {
+		log.Error("obgate stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// serve wires the parts together and runs until SIGTERM or SIGINT.
+func serve(store *config.Store, log *slog.Logger) error {
+	cfg := store.Load()
+	if cfg.ServerRoutingMode != "mysql" {
+		return fmt.Errorf("server_routing_mode=%s is not supported yet; start with -o server_routing_mode=mysql", cfg.ServerRoutingMode)
+	}
+	reg := metrics.New()
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: version})
+	if err != nil {
+		return err
+	}
+	srv.SetInterceptor(admin.New(srv, reg, log))
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return err
+	}
+	var metricsSrv *http.Server
+	if cfg.EnablePrometheus {
+		mln, err := net.Listen("tcp", cfg.PrometheusAddr())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", reg.Handler())
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if srv.Draining() {
+				http.Error(w, "draining", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server stopped", "err", err)
+			}
+		}()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
+	log.Info("obgate listening", "addr", ln.Addr().String(), "version", version,
+		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
+		"client_io_mode", cfg.ClientIOMode)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-serveErr:
+		return err
+	case s := <-sig:
+		log.Info("stopping: draining sessions", "signal", s.String(), "timeout", store.Load().HotUpgradeExitTimeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), store.Load().HotUpgradeExitTimeout)
+	defer cancel()
+	go func() {
+		<-sig // a second signal stops at once
+		log.Info("second signal: closing every session now")
+		cancel()
+	}()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("drain timed out; remaining sessions were closed", "err", err)
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Close()
+	}
+	log.Info("obgate stopped")
+	return nil
+}

@@ -1,0 +1,106 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// serverConn is one connection to a server (a "server session"). It is a
+// plain net.Conn read in bounded chunks: obgate reads from a server only
+// while it can write to the client, so TCP pushes back on the server when
+// a client is slow.
+//
+// The goroutine running the owning session's command uses it; close may be
+// called from any goroutine to interrupt that command.
+type serverConn struct {
+	conn     net.Conn
+	addr     string
+	threadID uint32 // the server's connection id
+	closed   atomic.Bool
+}
+
+// close closes the connection once; safe from any goroutine.
+func (b *serverConn) close() {
+	if b.closed.CompareAndSwap(false, true) {
+		_ = b.conn.Close()
+	}
+}
+
+// errNoServer reports that no listed server accepted a connection.
+var errNoServer = errors.New("no server accepted a connection")
+
+// backendPicker hands out server addresses round-robin.
+type backendPicker struct {
+	next atomic.Uint64
+}
+
+// dialFirst connects to the first of addrs, in round-robin order, that
+// accepts a TCP connection and sends a handshake. It returns the connection,
+// its parsed handshake and the raw handshake payload.
+func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
+	if len(addrs) == 0 {
+		return nil, nil, nil, errNoServer
+	}
+	cfg := srv.cfg.Load()
+	start := int(srv.picker.next.Add(1) - 1)
+	var lastErr error
+	for i := range addrs {
+		addr := addrs[(start+i)%len(addrs)]
+		be, h, pio, err := srv.dialServer(ctx, addr, cfg.ShortAsyncTaskTimeout, keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+		if err == nil {
+			return be, h, pio, nil
+		}
+		srv.metrics.serverConnectFailures.Inc()
+		srv.log.Debug("server connect failed", "addr", addr, "err", err)
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, nil, nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
+}
+
+// dialServer opens a connection to addr and reads its handshake.
+func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Duration, ka net.KeepAliveConfig) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
+	d := net.Dialer{Timeout: timeout, KeepAliveConfig: ka}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	pio := mysqlproto.NewPacketIO(conn, conn)
+	greeting, err := pio.ReadPacket()
+	if err != nil {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("read handshake from %s: %w", addr, err)
+	}
+	if len(greeting) > 0 && greeting[0] == mysqlproto.ERRHeader {
+		conn.Close()
+		e, _ := mysqlproto.ParseERR(greeting)
+		return nil, nil, nil, mysqlproto.SQLErrorFromERR(e)
+	}
+	h, err := mysqlproto.ParseHandshake(greeting)
+	if err != nil {
+		conn.Close()
+		return nil, nil, nil, fmt.Errorf("handshake from %s: %w", addr, err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return &serverConn{conn: conn, addr: addr, threadID: h.ConnectionID}, h, pio, nil
+}
+
+// keepAlive builds TCP keepalive settings from ODP's keepidle/keepintvl/
+// keepcnt items (seconds; 0 leaves the system default).
+func keepAlive(idle, intvl, cnt int64) net.KeepAliveConfig {
+	return net.KeepAliveConfig{
+		Enable:   true,
+		Idle:     time.Duration(idle) * time.Second,
+		Interval: time.Duration(intvl) * time.Second,
+		Count:    int(cnt),
+	}
+}

@@ -1,0 +1,300 @@
+package reactor
+
+import (
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// classifyLen is how much of a COM_QUERY obgate looks at before
+// forwarding it: enough for the statement kind and for internal commands,
+// which are short.
+const classifyLen = 4096
+
+// serveCommand reads one command from the client and answers it. It runs
+// on the goroutine that owns the session and consumes exactly the
+// command's packets, or returns an error that ends the session.
+func (s *Session) serveCommand() error {
+	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+	if err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	n, seq := mysqlproto.ParseHeader(hdr)
+	s.replySeq = seq + 1
+	if seq != 0 {
+		return quitWith(QuitClientProto, mysqlproto.ErrPacketSequence,
+			mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Got packets out of order"))
+	}
+	if n == 0 {
+		return quitWith(QuitClientProto, mysqlproto.ErrMalformed,
+			mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Empty command packet"))
+	}
+	head, err := s.client.Peek(mysqlproto.HeaderLen + min(n, classifyLen))
+	if err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	cmd := mysqlproto.Command(head[mysqlproto.HeaderLen])
+	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
+	whole := n <= classifyLen
+	s.cfg = s.srv.cfg.Load()
+	s.curCmd.Store(int32(cmd))
+	start := time.Now()
+	s.stmtCount.Add(1)
+
+	if s.admin {
+		return s.serveAdmin(cmd, n, body, whole)
+	}
+	kind := route.StmtOther
+	switch cmd {
+	case mysqlproto.ComQuit:
+		return errClientQuit
+	case mysqlproto.ComQuery:
+		info := route.Classify(body)
+		kind = info.Kind
+		if whole && s.srv.interceptor != nil && maybeInternal(info) {
+			reply := Reply{s: s}
+			if s.srv.interceptor.Intercept(s, body, info, &reply) {
+				if err := s.skipPacket(n); err != nil {
+					return err
+				}
+				s.srv.metrics.statement(kind, reply.failed, start)
+				return reply.err
+			}
+		}
+		if kind == route.StmtKill && whole {
+			if handled, err := s.handleKill(n, body, start); handled {
+				return err
+			}
+		}
+	case mysqlproto.ComProcessKill:
+		if whole && len(body) >= 4 {
+			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
+		}
+	case mysqlproto.ComStmtPrepare:
+		kind = route.Classify(body).Kind
+		s.prepareKind = kind
+	case mysqlproto.ComStmtExecute:
+		if len(body) >= 4 {
+			kind = s.prepared[binary.LittleEndian.Uint32(body)]
+		}
+	case mysqlproto.ComStmtClose:
+		if len(body) >= 4 {
+			delete(s.prepared, binary.LittleEndian.Uint32(body))
+		}
+	case mysqlproto.ComResetConnection, mysqlproto.ComChangeUser:
+		clear(s.prepared)
+	case mysqlproto.ComInitDB:
+		if whole {
+			s.pendingDB = string(body)
+		}
+	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
+		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
+	}
+	return s.forward(cmd, n, kind, start)
+}
+
+// forward sends the client's command to the server and streams the answer.
+func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
+	sent, err := s.relayPacket(n)
+	s.srv.metrics.bytesFromClient.Add(int(sent))
+	if err != nil {
+		return err
+	}
+	if !cmd.HasResponse() {
+		return nil
+	}
+	written, err := s.relayResponse(cmd)
+	s.srv.metrics.bytesToClient.Add(int(written))
+	if err != nil {
+		return err
+	}
+	failed := s.scanner.IsErr()
+	s.afterResponse(cmd, failed)
+	s.srv.metrics.statement(kind, failed, start)
+	return nil
+}
+
+// afterResponse updates session facts from a complete response.
+func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
+	inTrans := s.status.Has(mysqlproto.StatusInTrans)
+	if s.inTrans.Load() != inTrans {
+		s.inTrans.Store(inTrans)
+	}
+	switch cmd {
+	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
+		if !inTrans && !failed {
+			s.transCount.Add(1)
+			s.srv.metrics.transactions.Inc()
+		}
+	case mysqlproto.ComStmtPrepare:
+		if !failed {
+			id, _, _ := s.scanner.Prepared()
+			if s.prepared == nil {
+				s.prepared = make(map[uint32]route.StmtKind)
+			}
+			s.prepared[id] = s.prepareKind
+		}
+	case mysqlproto.ComInitDB:
+		if !failed {
+			s.setDB(s.pendingDB)
+		}
+	case mysqlproto.ComChangeUser:
+		if !failed {
+			s.status &^= mysqlproto.StatusInTrans
+			s.inTrans.Store(false)
+		}
+	}
+}
+
+// maybeInternal reports whether a statement may be an ODP internal command.
+func maybeInternal(info route.StmtInfo) bool {
+	switch info.Kind {
+	case route.StmtShow:
+		return len(info.Second) > 5 && info.Second[:5] == "PROXY"
+	case route.StmtPing, route.StmtAlter:
+		return info.Second == "PROXY" || info.Second == "PROXYCONFIG"
+	case route.StmtSelect:
+		return info.Second == "PROXY_VERSION" || info.Second == "PROXY_STATUS"
+	case route.StmtKill:
+		return info.Second == "PROXYSESSION"
+	}
+	return false
+}
+
+// skipPacket consumes one logical packet of n payload bytes (continuations
+// included) from the client without forwarding it.
+func (s *Session) skipPacket(n int) error {
+	for {
+		for rem := mysqlproto.HeaderLen + n; rem > 0; {
+			k := min(rem, chunkSize)
+			if _, err := s.client.Next(k); err != nil {
+				return quit(QuitClientNetwork, err)
+			}
+			s.client.Release()
+			rem -= k
+		}
+		if n < mysqlproto.MaxPayloadLen {
+			return nil
+		}
+		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		if err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		n, _ = mysqlproto.ParseHeader(hdr)
+	}
+}
+
+// writePacket sends one packet answering the current command, with the
+// next sequence id.
+func (s *Session) writePacket(payload []byte) error {
+	var out []byte
+	out, s.replySeq = mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), s.replySeq, payload)
+	if err := s.client.Write(out); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	if err := s.client.Flush(); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	return nil
+}
+
+// writeError answers the current command with an ERR packet.
+func (s *Session) writeError(e *mysqlproto.SQLError) error {
+	return s.writePacket(e.AppendPacket(nil))
+}
+
+// writeOK answers the current command with an OK packet.
+func (s *Session) writeOK(affected uint64, info string) error {
+	return s.writePacket(mysqlproto.AppendOK(nil, mysqlproto.OK{AffectedRows: affected, Status: s.status, Info: []byte(info)}, s.caps))
+}
+
+// serveAdmin answers a command of an administrator session: every
+// statement goes to the interceptor; nothing reaches a server.
+func (s *Session) serveAdmin(cmd mysqlproto.Command, n int, body []byte, whole bool) error {
+	var query []byte
+	if cmd == mysqlproto.ComQuery && whole {
+		query = append([]byte(nil), body...)
+	}
+	if cmd == mysqlproto.ComQuit {
+		return errClientQuit
+	}
+	if err := s.skipPacket(n); err != nil {
+		return err
+	}
+	switch cmd {
+	case mysqlproto.ComQuery:
+		if query == nil {
+			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "internal command too long"))
+		}
+		info := route.Classify(query)
+		if s.identity.User == route.UserInspector && !(info.Kind == route.StmtPing && info.Second == "PROXY") {
+			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERSpecificAccessDenied, "inspector@proxysys may only run PING PROXY"))
+		}
+		reply := Reply{s: s}
+		if s.srv.interceptor != nil && s.srv.interceptor.Intercept(s, query, info, &reply) {
+			return reply.err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate cannot run this statement for root@proxysys"))
+	case mysqlproto.ComPing, mysqlproto.ComInitDB, mysqlproto.ComResetConnection:
+		return s.writeOK(0, "")
+	case mysqlproto.ComStmtClose, mysqlproto.ComStmtSendLongData:
+		return nil
+	}
+	return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not support %s for root@proxysys", cmd))
+}
+
+// Reply lets an Interceptor answer the statement it handles. Each method
+// sends a complete answer; call exactly one of them once.
+type Reply struct {
+	s      *Session
+	err    error
+	failed bool
+	done   bool
+}
+
+var errReplyTwice = errors.New("reactor: interceptor answered twice")
+
+func (r *Reply) record(err error) error {
+	if r.done {
+		return errReplyTwice
+	}
+	r.done = true
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+// OK answers with an OK packet.
+func (r *Reply) OK(affected uint64, info string) error { return r.record(r.s.writeOK(affected, info)) }
+
+// Error answers with an ERR packet.
+func (r *Reply) Error(e *mysqlproto.SQLError) error {
+	r.failed = true
+	return r.record(r.s.writeError(e))
+}
+
+// ResultSet answers with a text result set.
+func (r *Reply) ResultSet(rs *mysqlproto.ResultSet) error {
+	s := r.s
+	out, next := rs.AppendPackets(nil, s.replySeq, s.caps, s.status)
+	s.replySeq = next
+	if err := s.client.Write(out); err != nil {
+		return r.record(quit(QuitClientNetwork, err))
+	}
+	return r.record(wrapClient(s.client.Flush()))
+}
+
+func wrapClient(err error) error {
+	if err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	return nil
+}

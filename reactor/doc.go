@@ -1,0 +1,40 @@
+// Package reactor runs client sessions: it accepts connections, logs
+// clients in, and for each command forwards the request to a server and
+// streams the response back, tracking only what it must (response
+// boundaries, server status flags, session-state changes).
+//
+// # Goroutines and callbacks
+//
+// A connection's login runs on its own goroutine with plain net I/O. Then
+// the session moves to its command-phase transport:
+//
+//	transport  who runs a command               idle cost
+//	netpoll    netpoll's OnRequest task (gopool) no goroutine
+//	net, tls   the session's own goroutine       one goroutine
+//
+// netpoll mapping:
+//
+//	netpoll callback   session method     may run concurrently with
+//	OnRequest          onRequest          KILL / shutdown (requestClose)
+//	CloseCallback      onNetpollClose     requestClose; never onRequest
+//
+// netpoll serialises OnRequest calls of one connection and runs the close
+// callbacks only when no OnRequest is running. onRequest handles exactly
+// one command per call (netpoll calls it again while input remains) and is
+// the only writer of the client connection, so there is never more than
+// one writer per connection and never a write after the buffers are freed.
+//
+// Server connections are plain net.Conns read in bounded chunks by the
+// goroutine running the command: obgate reads from a server only while it
+// can write to the client, so a slow client slows the server through TCP
+// instead of filling obgate's memory.
+//
+// # Closing
+//
+// Other goroutines never touch a session's connections directly: they call
+// requestClose, which either moves an idle session to StateClosing (by
+// compare-and-swap, so a command cannot start on it) and closes the client
+// connection, or asks the running command's owner to finish it. The owner
+// (netpoll's close callback, the net loop, or the login goroutine) runs
+// teardown exactly once.
+package reactor

@@ -1,0 +1,198 @@
+package reactor
+
+import (
+	"errors"
+
+	"obgate/mysqlproto"
+)
+
+// relayPacket streams one logical client packet (whose header says n
+// payload bytes, continuation packets included) to the server, in pieces of
+// at most chunkSize, without holding it whole. It returns the number of
+// bytes sent. Errors are sessionErrors: a client failure closes the
+// session; a server failure gets the client an ERR (nothing was answered
+// yet) and closes it too.
+func (s *Session) relayPacket(n int) (int64, error) {
+	var sent int64
+	total := 0
+	for {
+		total += n
+		if int64(total) > s.cfg.MaxPacketSize {
+			return sent, quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
+				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
+		}
+		for rem := mysqlproto.HeaderLen + n; rem > 0; {
+			k := min(rem, chunkSize)
+			p, err := s.client.Next(k)
+			if err != nil {
+				return sent, quit(QuitClientNetwork, err)
+			}
+			_, err = s.backend.conn.Write(p)
+			s.client.Release()
+			if err != nil {
+				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+			}
+			sent += int64(k)
+			rem -= k
+		}
+		if n < mysqlproto.MaxPayloadLen {
+			return sent, nil
+		}
+		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		if err != nil {
+			return sent, quit(QuitClientNetwork, err)
+		}
+		n, _ = mysqlproto.ParseHeader(hdr)
+	}
+}
+
+// relayResponse streams the server's answer to cmd to the client. It reads
+// the server into one pooled buffer, lets the ResponseScanner decide packet
+// boundaries, and writes every decided byte to the client before reading
+// more, so at most one buffer of data is in flight per session. LOCAL
+// INFILE uploads and COM_CHANGE_USER auth rounds are relayed the other way
+// in between. It returns the number of bytes written to the client.
+func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
+	sc := &s.scanner
+	sc.Reset(cmd, s.caps, s.status)
+	buf := getChunk(chunkSize)
+	defer func() { putChunk(buf) }()
+	var written int64
+	end, dec := 0, 0 // buf[:end] read from the server; buf[:dec] decided
+	serverFail := func(err error) error {
+		if written == 0 {
+			return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		}
+		return quit(QuitServerNetwork, err)
+	}
+	flush := func() error {
+		if dec == 0 {
+			return nil
+		}
+		if err := s.client.Write(buf[:dec]); err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		if err := s.client.Flush(); err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		written += int64(dec)
+		end = copy(buf, buf[dec:end])
+		dec = 0
+		return nil
+	}
+	for {
+		n, ev := sc.Scan(buf[dec:end])
+		dec += n
+		switch ev {
+		case mysqlproto.ScanNeedMore:
+			if sc.Done() {
+				if dec != end {
+					return written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
+				}
+				return written, flush()
+			}
+			if err := flush(); err != nil {
+				return written, err
+			}
+			if want := sc.Want(); want > len(buf) {
+				nb := getChunk(want)
+				copy(nb, buf[:end])
+				putChunk(buf)
+				buf = nb
+			} else if end == len(buf) && len(buf) > chunkSize {
+				// A large inspected packet has gone through; shrink back.
+				nb := getChunk(chunkSize)
+				end = copy(nb, buf[:end])
+				putChunk(buf)
+				buf = nb
+			}
+			k, err := s.backend.conn.Read(buf[end:])
+			if k == 0 && err != nil {
+				return written, serverFail(err)
+			}
+			end += k
+			s.srv.metrics.bytesFromServer.Add(k)
+		case mysqlproto.ScanTerminator:
+			s.onTerminator(sc)
+		case mysqlproto.ScanLocalInfile:
+			if err := flush(); err != nil {
+				return written, err
+			}
+			if end != 0 {
+				return written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
+			}
+			if err := s.relayUpload(); err != nil {
+				return written, err
+			}
+		case mysqlproto.ScanAuthContinue:
+			if err := flush(); err != nil {
+				return written, err
+			}
+			hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+			if err != nil {
+				return written, quit(QuitClientNetwork, err)
+			}
+			n, _ := mysqlproto.ParseHeader(hdr)
+			if _, err := s.relayPacket(n); err != nil {
+				return written, err
+			}
+		case mysqlproto.ScanError:
+			return written, quit(QuitServerProto, sc.Err())
+		}
+	}
+}
+
+// relayUpload forwards the client's LOCAL INFILE packets to the server up
+// to and including the empty packet that ends the file.
+func (s *Session) relayUpload() error {
+	for {
+		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		if err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		n, _ := mysqlproto.ParseHeader(hdr)
+		sent, err := s.relayPacket(n)
+		s.srv.metrics.bytesFromClient.Add(int(sent))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// onTerminator learns from an OK, EOF or ERR that ended a result: the
+// transaction state and the current database.
+func (s *Session) onTerminator(sc *mysqlproto.ResponseScanner) {
+	if sc.IsErr() {
+		return
+	}
+	st := sc.Status()
+	s.status = st
+	if st.Has(mysqlproto.StatusSessionStateChange) {
+		p := sc.Packet()
+		if len(p) > 0 && (p[0] == mysqlproto.OKHeader || (p[0] == mysqlproto.EOFHeader && len(p) > 5)) {
+			if ok, good := mysqlproto.ParseOK(p, s.caps); good {
+				s.learnSessionState(ok.SessionState)
+			}
+		}
+	}
+}
+
+// learnSessionState picks the current database out of session-state
+// changes.
+func (s *Session) learnSessionState(raw []byte) {
+	it := mysqlproto.SessionStates(raw)
+	for {
+		typ, data, more := it.Next()
+		if !more {
+			return
+		}
+		if typ == mysqlproto.SessionTrackSchema {
+			if db, _, ok := mysqlproto.ReadLenEncString(data, 0); ok {
+				s.setDB(string(db))
+			}
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package reactor
+
+import (
+	"strconv"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// killStmt is a parsed KILL [CONNECTION | QUERY] id.
+type killStmt struct {
+	query bool
+	id    uint32
+}
+
+// parseKill reads KILL [CONNECTION | QUERY] <id> from a statement. It
+// returns false for anything else (KILL PROXYSESSION, KILL USER, ...),
+// which is forwarded or handled elsewhere.
+func parseKill(sql []byte) (killStmt, bool) {
+	var k killStmt
+	pos := route.SkipSpace(sql, 0)
+	word, pos := route.Word(sql, pos)
+	if !route.EqualFold(word, "KILL") {
+		return k, false
+	}
+	pos = route.SkipSpace(sql, pos)
+	next, after := route.Word(sql, pos)
+	switch {
+	case route.EqualFold(next, "QUERY"):
+		k.query = true
+		pos = route.SkipSpace(sql, after)
+	case route.EqualFold(next, "CONNECTION"):
+		pos = route.SkipSpace(sql, after)
+	}
+	digits, pos := route.Word(sql, pos)
+	id, err := strconv.ParseUint(string(digits), 10, 32)
+	if err != nil {
+		return k, false
+	}
+	pos = route.SkipSpace(sql, pos)
+	for pos < len(sql) && sql[pos] == ';' {
+		pos = route.SkipSpace(sql, pos+1)
+	}
+	if pos != len(sql) {
+		return k, false
+	}
+	k.id = uint32(id)
+	return k, true
+}
+
+// handleKill runs KILL [CONNECTION | QUERY] id with MySQL's semantics,
+// where id is an obgate connection id. The statement is rewritten with the
+// server's id of the target's server session and run on this session's
+// server session, so the server checks privileges; when the target uses
+// another server, KILL CONNECTION is carried out by obgate for the same
+// user only. It reports false when the statement is not a plain KILL.
+func (s *Session) handleKill(n int, body []byte, start time.Time) (bool, error) {
+	k, ok := parseKill(body)
+	if !ok {
+		return false, nil
+	}
+	if err := s.skipPacket(n); err != nil {
+		return true, err
+	}
+	return true, s.kill(k, start)
+}
+
+// handleProcessKill runs the old COM_PROCESS_KILL command.
+func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
+	if err := s.skipPacket(n); err != nil {
+		return err
+	}
+	return s.kill(killStmt{id: id}, start)
+}
+
+func (s *Session) kill(k killStmt, start time.Time) error {
+	fail := func(e *mysqlproto.SQLError) error {
+		s.srv.metrics.statement(route.StmtKill, true, start)
+		return s.writeError(e)
+	}
+	target, ok := s.srv.Session(k.id)
+	if !ok || target.admin {
+		return fail(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
+	}
+	if target == s {
+		if k.query {
+			return fail(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"))
+		}
+		_ = s.writeError(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"))
+		return quit(QuitKilled, nil)
+	}
+	tinfo := target.Info()
+	if tinfo.ServerAddr != s.backend.addr {
+		if k.query {
+			return fail(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+				"KILL QUERY %d: that session runs on %s, this one on %s; connect through obgate to the same server", k.id, tinfo.ServerAddr, s.backend.addr))
+		}
+		if tinfo.User != s.userName() {
+			return fail(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
+		}
+		target.requestClose(closeNow)
+		s.srv.metrics.statement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	}
+	// Same server: let the server decide, with the server's id.
+	var stmt []byte
+	stmt = append(stmt, byte(mysqlproto.ComQuery))
+	stmt = append(stmt, "KILL "...)
+	if k.query {
+		stmt = append(stmt, "QUERY "...)
+	}
+	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
+	err := s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+	if err == nil && !k.query && !s.scanner.IsErr() {
+		target.requestClose(closeNow)
+	}
+	return err
+}
+
+// runOnServer sends a command that obgate built (instead of the client's
+// own bytes) to the session's server and streams the answer to the client.
+func (s *Session) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
+	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
+	if _, err := s.backend.conn.Write(pkt); err != nil {
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+	}
+	written, err := s.relayResponse(cmd)
+	s.srv.metrics.bytesToClient.Add(int(written))
+	if err != nil {
+		return err
+	}
+	failed := s.scanner.IsErr()
+	s.afterResponse(cmd, failed)
+	s.srv.metrics.statement(kind, failed, start)
+	return nil
+}

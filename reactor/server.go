@@ -1,0 +1,249 @@
+package reactor
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"obgate/config"
+	"obgate/metrics"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// Interceptor answers ODP internal commands (SHOW PROXYCONFIG, PING PROXY,
+// SELECT PROXY_VERSION(), ...) and every statement of an administrator
+// session. reactor calls it on the session's owning goroutine; it must
+// answer through the Reply and return promptly.
+type Interceptor interface {
+	// Intercept is called for an administrator session's COM_QUERY and for
+	// a normal session's statements that may be internal commands. It
+	// returns false when query is not one it handles; a normal session then
+	// forwards the statement, an administrator session gets an error.
+	Intercept(sess *Session, query []byte, info route.StmtInfo, reply *Reply) bool
+}
+
+// Options configure a Server.
+type Options struct {
+	Config      *config.Store
+	Metrics     *metrics.Registry
+	Logger      *slog.Logger
+	Interceptor Interceptor
+	// Version is obgate's version, sent in its own handshakes and shown by
+	// SELECT PROXY_VERSION().
+	Version string
+}
+
+// Server accepts client connections and runs their sessions.
+type Server struct {
+	cfg         *config.Store
+	log         *slog.Logger
+	interceptor Interceptor
+	version     string
+	metrics     *reactorMetrics
+	tlsConfig   *tls.Config
+	picker      backendPicker
+	poller      *pollerSet
+
+	nextID   atomic.Uint32
+	sessions sync.Map // uint32 → *Session
+	clients  atomic.Int64
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	draining  atomic.Bool
+	wg        sync.WaitGroup // handshake goroutines and net-transport loops
+	active    sync.WaitGroup // every session until torn down
+}
+
+// NewServer builds a Server from its options. It loads the client TLS
+// certificate when enable_client_ssl is on.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Config == nil {
+		return nil, errors.New("reactor: Options.Config is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	srv := &Server{
+		cfg:         opts.Config,
+		log:         opts.Logger,
+		interceptor: opts.Interceptor,
+		version:     opts.Version,
+	}
+	srv.metrics = newReactorMetrics(opts.Metrics, srv)
+	cfg := opts.Config.Load()
+	if cfg.EnableClientSSL {
+		cert, err := tls.LoadX509KeyPair(cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reactor: load client TLS certificate: %w", err)
+		}
+		srv.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if cfg.ClientIOMode == "netpoll" {
+		p, err := newPollerSet()
+		if err != nil {
+			return nil, err
+		}
+		srv.poller = p
+	}
+	return srv, nil
+}
+
+// SetInterceptor installs the internal-command handler. Call it before
+// Serve.
+func (srv *Server) SetInterceptor(i Interceptor) { srv.interceptor = i }
+
+// Config returns the configuration store.
+func (srv *Server) Config() *config.Store { return srv.cfg }
+
+// Version returns obgate's version string.
+func (srv *Server) Version() string { return srv.version }
+
+// Serve accepts connections on ln until ln is closed or Shutdown is
+// called. Each connection's login runs on its own goroutine; afterwards the
+// session lives on netpoll (no goroutine while idle) or on a goroutine of
+// its own (TLS, client_io_mode=net).
+func (srv *Server) Serve(ln net.Listener) error {
+	srv.mu.Lock()
+	if srv.draining.Load() {
+		srv.mu.Unlock()
+		return errors.New("reactor: server is shutting down")
+	}
+	srv.listeners = append(srv.listeners, ln)
+	srv.mu.Unlock()
+	var tempDelay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if srv.draining.Load() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// EMFILE and friends: back off as net/http does.
+				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
+				srv.log.Warn("accept failed; retrying", "err", err, "delay", tempDelay)
+				time.Sleep(tempDelay)
+				continue
+			}
+			return err
+		}
+		tempDelay = 0
+		srv.wg.Add(1)
+		go srv.handleConn(conn)
+	}
+}
+
+// Shutdown stops accepting, closes idle sessions at once, lets running
+// statements and open transactions finish, and closes what is left when
+// ctx ends. It returns when every session is gone.
+func (srv *Server) Shutdown(ctx context.Context) error {
+	srv.draining.Store(true)
+	srv.mu.Lock()
+	for _, ln := range srv.listeners {
+		_ = ln.Close()
+	}
+	srv.mu.Unlock()
+	srv.eachSession(func(s *Session) { s.requestClose(closeWhenIdle) })
+	done := make(chan struct{})
+	go func() {
+		srv.active.Wait()
+		srv.wg.Wait()
+		close(done)
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			srv.closePoller()
+			return nil
+		case <-tick.C:
+			// Sessions whose transaction ended since the last look.
+			srv.eachSession(func(s *Session) { s.requestClose(closeWhenIdle) })
+		case <-ctx.Done():
+			srv.eachSession(func(s *Session) { s.requestClose(closeNow) })
+			<-done
+			srv.closePoller()
+			return ctx.Err()
+		}
+	}
+}
+
+// Close closes every listener and session at once.
+func (srv *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = srv.Shutdown(ctx)
+	return nil
+}
+
+// Draining reports whether Shutdown was called.
+func (srv *Server) Draining() bool { return srv.draining.Load() }
+
+func (srv *Server) closePoller() {
+	if srv.poller != nil {
+		srv.poller.close()
+	}
+}
+
+// newSessionID returns an id that no live session uses. Ids start at 1
+// and wrap around at 2^32, skipping 0.
+func (srv *Server) newSessionID() uint32 {
+	for {
+		id := srv.nextID.Add(1)
+		if id == 0 {
+			continue
+		}
+		if _, taken := srv.sessions.Load(id); !taken {
+			return id
+		}
+	}
+}
+
+// Session returns the live session with id.
+func (srv *Server) Session(id uint32) (*Session, bool) {
+	v, ok := srv.sessions.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Session), true
+}
+
+// Sessions returns a snapshot of every live session, ordered by id.
+func (srv *Server) Sessions() []SessionInfo {
+	var out []SessionInfo
+	srv.eachSession(func(s *Session) { out = append(out, s.Info()) })
+	sortSessionInfos(out)
+	return out
+}
+
+// KillSession closes session id at once (KILL PROXYSESSION).
+func (srv *Server) KillSession(id uint32) error {
+	s, ok := srv.Session(id)
+	if !ok {
+		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", id)
+	}
+	s.requestClose(closeNow)
+	return nil
+}
+
+func (srv *Server) eachSession(f func(*Session)) {
+	srv.sessions.Range(func(_, v any) bool {
+		f(v.(*Session))
+		return true
+	})
+}
+
+// ClientCount is the number of open client connections.
+func (srv *Server) ClientCount() int64 { return srv.clients.Load() }

@@ -1,0 +1,217 @@
+package reactor
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"obgate/config"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// Session is one client connection and the server session it uses.
+//
+// Ownership: the goroutine that runs the session's current step (the
+// handshake goroutine, then the netpoll OnRequest task or the net loop)
+// owns client, backend, scanner and every unexported field not marked
+// otherwise. Other goroutines (admin commands, KILL from another session,
+// shutdown) may only read the fields marked "shared" and call
+// requestClose.
+type Session struct {
+	srv *Server
+	id  uint32 // shared, immutable
+
+	state    atomic.Int32  // shared: a SessionState
+	closeReq atomic.Uint32 // shared: closeNone, closeWhenIdle or closeNow
+	torndown atomic.Bool
+
+	client    clientIO
+	netClient *netClientIO // set when client is a netClientIO, to free its buffer
+	rawConn   net.Conn     // the accepted connection, until the transport takes it over
+	backend   *serverConn
+
+	caps    mysqlproto.Capability // negotiated with the client
+	status  mysqlproto.ServerStatus
+	cfg     *config.Config // snapshot loaded at the start of the current command
+	scanner mysqlproto.ResponseScanner
+
+	// prepared maps statement ids to the kind of the prepared SQL, for the
+	// sqlType metric label of COM_STMT_EXECUTE.
+	prepared    map[uint32]route.StmtKind
+	prepareKind route.StmtKind // kind of the COM_STMT_PREPARE in progress
+	pendingDB   string         // database of the COM_INIT_DB in progress
+	replySeq    uint8          // sequence id of the next packet to the client
+
+	// Shared, immutable after the handshake.
+	clientAddr  string
+	connectedAt time.Time
+	admin       bool
+	identity    route.Identity
+
+	mu sync.Mutex // guards the fields below (shared)
+	db string
+	// user is the login name as the client sent it.
+	user        string
+	backendAddr string
+	backendID   uint32 // the server's connection id of backend
+
+	// Shared counters.
+	transCount  atomic.Uint64
+	stmtCount   atomic.Uint64
+	lastActive  atomic.Int64 // unix nanoseconds
+	inTrans     atomic.Bool
+	curCmd      atomic.Int32 // the command in progress, -1 when none
+
+	// For interrupting the owner from other goroutines (shared).
+	clientCloser  atomic.Pointer[closerRef] // the client connection's closer
+	sharedBackend atomic.Pointer[serverConn]
+	transportName atomic.Value // string
+}
+
+// closerRef holds whichever layer closes the client connection now.
+type closerRef struct{ io.Closer }
+
+// Close request levels, stored in Session.closeReq.
+const (
+	closeNone uint32 = iota
+	closeWhenIdle
+	closeNow
+)
+
+// ID is the session id, shown to clients as their connection id.
+func (s *Session) ID() uint32 { return s.id }
+
+// State is the session's current state.
+func (s *Session) State() SessionState { return SessionState(s.state.Load()) }
+
+// IsAdmin reports whether the session is an obgate administrator session
+// (root@proxysys), which never touches a server.
+func (s *Session) IsAdmin() bool { return s.admin }
+
+// Identity is what the login name said.
+func (s *Session) Identity() route.Identity { return s.identity }
+
+// SessionInfo is a snapshot of a session for SHOW PROXYSESSION.
+type SessionInfo struct {
+	ID          uint32
+	User        string
+	Identity    route.Identity
+	ClientAddr  string
+	DB          string
+	State       SessionState
+	Command     string
+	Transport   string
+	InTrans     bool
+	TransCount  uint64
+	StmtCount   uint64
+	ServerAddr  string
+	ServerID    uint32
+	ConnectedAt time.Time
+	LastActive  time.Time
+	Admin       bool
+	TLS         bool
+}
+
+// Info returns a consistent-enough snapshot of the session; any goroutine
+// may call it.
+func (s *Session) Info() SessionInfo {
+	s.mu.Lock()
+	info := SessionInfo{
+		ID: s.id, User: s.user, Identity: s.identity, ClientAddr: s.clientAddr,
+		DB: s.db, ServerAddr: s.backendAddr, ServerID: s.backendID,
+		ConnectedAt: s.connectedAt, Admin: s.admin,
+	}
+	s.mu.Unlock()
+	info.State = s.State()
+	if c := s.curCmd.Load(); c >= 0 {
+		info.Command = mysqlproto.Command(c).String()
+	}
+	if t, ok := s.transport(); ok {
+		info.Transport = t
+		info.TLS = t == "tls"
+	}
+	info.InTrans = s.inTrans.Load()
+	info.TransCount = s.transCount.Load()
+	info.StmtCount = s.stmtCount.Load()
+	info.LastActive = time.Unix(0, s.lastActive.Load())
+	return info
+}
+
+// transport names the client transport; safe from any goroutine because
+// the transport string is fixed once the session is idle.
+func (s *Session) transport() (string, bool) {
+	switch s.State() {
+	case StateIdle, StateCommand:
+		if tr, ok := s.transportName.Load().(string); ok {
+			return tr, true
+		}
+	}
+	return "", false
+}
+
+func (s *Session) setDB(db string) {
+	s.mu.Lock()
+	s.db = db
+	s.mu.Unlock()
+}
+
+// DB returns the session's current database as obgate last saw it.
+func (s *Session) DB() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db
+}
+
+// requestClose asks the session to end. closeNow interrupts a running
+// command by closing its connections; closeWhenIdle lets a running command
+// and an open transaction finish first. Any goroutine may call it.
+func (s *Session) requestClose(level uint32) {
+	for {
+		cur := s.closeReq.Load()
+		if cur >= level || s.closeReq.CompareAndSwap(cur, level) {
+			break
+		}
+	}
+	switch s.State() {
+	case StateClosing, StateClosed:
+		return
+	case StateIdle:
+		if level == closeWhenIdle && s.inTrans.Load() {
+			return // the owner closes it when the transaction ends
+		}
+		if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+			s.closeTransport()
+			return
+		}
+		// Lost to a command that just started: it sees closeReq at its end.
+		if level == closeWhenIdle {
+			return
+		}
+	case StateCommand:
+		if level == closeWhenIdle {
+			return
+		}
+	}
+	// closeNow on a handshake or a running command: break its I/O.
+	s.interrupt()
+}
+
+// interrupt closes the session's connections so that whatever its owner
+// is blocked on fails. The owner then tears the session down.
+func (s *Session) interrupt() {
+	if be := s.sharedBackend.Load(); be != nil {
+		be.close()
+	}
+	s.closeTransport()
+}
+
+// closeTransport closes the client connection through whichever layer
+// holds it now.
+func (s *Session) closeTransport() {
+	if c := s.clientCloser.Load(); c != nil {
+		_ = c.Close()
+	}
+}

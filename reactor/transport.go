@@ -1,0 +1,225 @@
+package reactor
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
+)
+
+// serveTransport moves a logged-in session onto its command-phase
+// transport. Plain TCP clients join netpoll when client_io_mode is netpoll:
+// the connection's file descriptor is duplicated into a netpoll connection
+// and the session holds no goroutine while idle. TLS clients and
+// client_io_mode=net run a command loop on the current goroutine.
+func (s *Session) serveTransport() {
+	tc, isTCP := s.rawConn.(*net.TCPConn)
+	if isTCP && s.srv.poller != nil {
+		if err := s.attachNetpoll(tc); err == nil {
+			return
+		} else {
+			s.srv.log.Warn("netpoll attach failed; serving on net", "session", s.id, "err", err)
+		}
+	}
+	name := "net"
+	if _, isTLS := s.rawConn.(*tls.Conn); isTLS {
+		name = "tls"
+	}
+	nc := newNetClientIO(s.rawConn, name)
+	s.client, s.netClient = nc, nc
+	s.transportName.Store(name)
+	s.runNetLoop()
+}
+
+// runNetLoop serves commands on the current goroutine until the session
+// ends, then tears it down.
+func (s *Session) runNetLoop() {
+	defer s.teardown()
+	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
+		return
+	}
+	for {
+		if _, err := s.client.Peek(1); err != nil {
+			s.closeTransport()
+			return
+		}
+		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+			return
+		}
+		if !s.afterCommand(s.serveCommand()) {
+			return
+		}
+	}
+}
+
+// attachNetpoll hands the client's socket to netpoll. The accepted
+// connection is closed; a duplicate of its descriptor lives on.
+func (s *Session) attachNetpoll(tc *net.TCPConn) error {
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return err
+	}
+	if derr != nil {
+		return derr
+	}
+	conn, err := netpoll.NewFDConnection(fd)
+	if err != nil {
+		_ = unix.Close(fd)
+		return err
+	}
+	_ = tc.Close()
+	_ = conn.SetReadTimeout(clientReadTimeout)
+	_ = conn.SetWriteTimeout(clientWriteTimeout)
+	s.client = &netpollClientIO{conn: conn}
+	s.clientCloser.Store(&closerRef{conn})
+	s.transportName.Store("netpoll")
+	_ = conn.AddCloseCallback(s.onNetpollClose)
+	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
+		_ = conn.Close() // killed during the handshake
+		return nil
+	}
+	_ = conn.SetOnRequest(s.onRequest)
+	// A hang-up seen before OnRequest was set leaves closing to us.
+	if !conn.IsActive() {
+		_ = conn.Close()
+	}
+	return nil
+}
+
+// onRequest is netpoll's OnRequest: it serves one command. netpoll calls
+// it again while input remains, and never runs it concurrently with itself
+// or with the close callbacks of the same connection.
+func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
+	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+		return conn.Close()
+	}
+	if !s.afterCommand(s.serveCommand()) {
+		return conn.Close()
+	}
+	return nil
+}
+
+// onNetpollClose runs once when the netpoll connection is closed by either
+// side, never while onRequest runs.
+func (s *Session) onNetpollClose(netpoll.Connection) error {
+	s.teardown()
+	return nil
+}
+
+// afterCommand ends a command: it sends a pending error reply, decides
+// whether the session goes on, and moves it back to idle. It reports
+// whether the session continues; when it does not, the client connection
+// is closed and teardown follows from the transport.
+func (s *Session) afterCommand(err error) bool {
+	s.lastActive.Store(time.Now().UnixNano())
+	s.curCmd.Store(-1)
+	if err != nil {
+		var se *sessionError
+		if errors.As(err, &se) && se.reply != nil && s.client != nil {
+			_ = s.writeError(se.reply)
+		}
+		s.logQuit(err)
+		s.state.Store(int32(StateClosing))
+		s.closeTransport()
+		return false
+	}
+	if s.shouldClose() {
+		s.state.Store(int32(StateClosing))
+		s.closeTransport()
+		return false
+	}
+	s.state.Store(int32(StateIdle))
+	// A close requested while the command ran saw StateCommand and left it
+	// to us; look again now that the session is idle.
+	if s.shouldClose() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		s.closeTransport()
+		return false
+	}
+	return true
+}
+
+// shouldClose reports whether a requested close applies now.
+func (s *Session) shouldClose() bool {
+	switch s.closeReq.Load() {
+	case closeNow:
+		return true
+	case closeWhenIdle:
+		return !s.inTrans.Load()
+	}
+	return s.srv.draining.Load() && !s.inTrans.Load()
+}
+
+// teardown releases everything the session holds. It runs exactly once,
+// on the goroutine that owns the session at its end.
+func (s *Session) teardown() {
+	if !s.torndown.CompareAndSwap(false, true) {
+		return
+	}
+	s.state.Store(int32(StateClosing))
+	if s.backend != nil {
+		s.backend.close()
+	} else if be := s.sharedBackend.Load(); be != nil {
+		be.close()
+	}
+	s.closeTransport()
+	if s.netClient != nil {
+		s.netClient.free()
+	}
+	s.srv.sessions.Delete(s.id)
+	s.srv.clients.Add(-1)
+	s.state.Store(int32(StateClosed))
+	s.srv.active.Done()
+}
+
+// logQuit logs why a session ended: routine ends at debug level, the rest
+// as warnings.
+func (s *Session) logQuit(err error) {
+	src := sourceOf(err)
+	s.srv.metrics.quit(src)
+	level := slog.LevelWarn
+	if src.Normal() || isDisconnect(err) {
+		level = slog.LevelDebug
+	}
+	if !s.srv.log.Enabled(context.Background(), level) {
+		return
+	}
+	s.srv.log.Log(context.Background(), level, "session ended",
+		"session", s.id, "client", s.clientAddr, "user", s.userName(), "reason", src.String(), "err", err)
+}
+
+func (s *Session) userName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.user
+}
+
+// pollerSet prepares netpoll once per process.
+type pollerSet struct{}
+
+var pollerOnce sync.Once
+
+func newPollerSet() (*pollerSet, error) {
+	var err error
+	pollerOnce.Do(func() {
+		netpoll.SetLoggerOutput(io.Discard)
+		err = netpoll.Configure(netpoll.Config{PollerNum: 1})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reactor: configure netpoll: %w", err)
+	}
+	return &pollerSet{}, nil
+}
+
+func (p *pollerSet) close() {}
