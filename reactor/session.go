@@ -59,11 +59,11 @@ type Session struct {
 	backendID   uint32 // the server's connection id of backend
 
 	// Shared counters.
-	transCount  atomic.Uint64
-	stmtCount   atomic.Uint64
-	lastActive  atomic.Int64 // unix nanoseconds
-	inTrans     atomic.Bool
-	curCmd      atomic.Int32 // the command in progress, -1 when none
+	transCount atomic.Uint64
+	stmtCount  atomic.Uint64
+	lastActive atomic.Int64 // unix nanoseconds
+	inTrans    atomic.Bool
+	curCmd     atomic.Int32 // the command in progress, -1 when none
 
 	// For interrupting the owner from other goroutines (shared).
 	clientCloser  atomic.Pointer[closerRef] // the client connection's closer
