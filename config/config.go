@@ -28,6 +28,7 @@ type Config struct {
 	ClientSessionIDVersion int64
 	RootserviceList        string
 	RootserviceClusterName string
+	ClusterRootserviceList string
 	ServerRoutingMode      string
 	TestServerAddr         string
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -23,5 +24,21 @@ func TestRunPrintsEveryItem(t *testing.T) {
 	}
 	if rows := strings.Count(out, "\n"); rows != len(config.Items())+2 {
 		t.Errorf("got %d lines, want %d (header, rule, one per item)", rows, len(config.Items())+2)
+	}
+}
+
+// TestReadmeIsCurrent fails when README.md's config reference no longer
+// matches the registry: run `go run ./tools/genconfigdoc -readme README.md`.
+func TestReadmeIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := replaceSection(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(doc) {
+		t.Fatal("README.md's configuration reference is stale: run `go run ./tools/genconfigdoc -readme README.md`")
 	}
 }
