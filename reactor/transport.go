@@ -215,6 +215,11 @@ func newPollerSet() (*pollerSet, error) {
 	pollerOnce.Do(func() {
 		netpoll.SetLoggerOutput(io.Discard)
 		err = netpoll.Configure(netpoll.Config{PollerNum: 1})
+		if err == nil {
+			// A plain goroutine per burst of requests: gopool keeps no idle
+			// workers either, and its task wrapper allocates per request.
+			err = netpoll.DisableGopool()
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reactor: configure netpoll: %w", err)

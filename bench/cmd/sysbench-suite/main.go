@@ -1,0 +1,243 @@
+// Command sysbench-suite runs sysbench against MariaDB directly, through
+// HAProxy (TCP mode) and through obgate, in one run on one machine, and
+// writes the results, charts and the sysbench section of BENCHMARKS.md.
+//
+//	go run ./bench/cmd/sysbench-suite --help
+//	go run ./bench/cmd/sysbench-suite --quick --targets direct,haproxy
+//
+// See bench/README.md for what the numbers mean.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"obgate/bench/suite"
+)
+
+// quickSettings replace the defaults of flags not given explicitly when
+// --quick is set: enough to check the whole pipeline in well under a minute.
+var quickSettings = map[string]string{
+	"tables":        "1",
+	"table-size":    "1000",
+	"threads":       "1,8",
+	"time":          "2",
+	"warmup":        "0",
+	"buffer-pool":   "256M",
+	"log-file-size": "48M",
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "sysbench-suite:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("sysbench-suite", flag.ContinueOnError)
+	var (
+		targets     = fs.String("targets", "direct,haproxy,obgate", "comma-separated targets to run, in column order: direct, haproxy, obgate and names defined with --target")
+		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
+		workloads   = fs.String("workloads", "oltp_point_select,oltp_read_only,oltp_read_write", "comma-separated sysbench workloads")
+		threads     = fs.String("threads", "1,8,32", "comma-separated sysbench thread counts")
+		tables      = fs.Int("tables", 8, "sysbench --tables")
+		tableSize   = fs.Int("table-size", 10000, "sysbench --table-size (rows per table)")
+		runTime     = fs.Int("time", 20, "seconds per measured run")
+		warmup      = fs.Int("warmup", 5, "seconds of warm-up (a separate sysbench run, not measured) before each measured run; 0 for none")
+		rounds      = fs.Int("rounds", 1, "measured runs per (workload, threads, target); the report shows medians")
+		quick       = fs.Bool("quick", false, "smoke test: 1 table × 1000 rows, threads 1,8, 2 s runs, no warm-up (explicit flags still win)")
+		bufferPool  = fs.String("buffer-pool", "1G", "MariaDB innodb_buffer_pool_size")
+		logFileSize = fs.String("log-file-size", "256M", "MariaDB innodb_log_file_size")
+		hapThreads  = fs.Int("haproxy-threads", suite.DefaultHAProxySettings.Threads, "HAProxy nbthread")
+		hapMaxConn  = fs.Int("haproxy-maxconn", suite.DefaultHAProxySettings.MaxConn, "HAProxy maxconn (global, frontend and server)")
+		resultsDir  = fs.String("results", "bench/results", "directory for raw results; each run makes a timestamped directory inside")
+		plotsDir    = fs.String("plots", "bench/plots", "directory for the charts BENCHMARKS.md embeds")
+		report      = fs.String("report", "BENCHMARKS.md", "report file whose sysbench section is rewritten; empty to leave it alone")
+		sysbench    = fs.String("sysbench", "sysbench", "sysbench binary")
+		haproxy     = fs.String("haproxy", "haproxy", "haproxy binary")
+		startWait   = fs.Duration("start-timeout", 60*time.Second, "how long a proxy may take to accept its first MySQL login")
+		root        = fs.String("root", "", "repository root (default: found from the working directory)")
+		extras      listFlag
+		obgateOpts  listFlag
+	)
+	fs.Var(&extras, "target", "extra obgate target `name=arg,arg,...`: another obgate process started with these extra arguments after the standard ones, split at commas (e.g. obgate-net=-o,client_io_mode=net); added to --targets unless that flag is given; repeatable")
+	fs.Var(&obgateOpts, "obgate-opt", "extra `key=value` passed as -o to every obgate target; repeatable")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: sysbench-suite [flags]\n\nRuns sysbench against MariaDB directly, through HAProxy and through obgate,\nthen writes bench/results/<timestamp>/, bench/plots/ and the sysbench\nsection of BENCHMARKS.md.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		for name, v := range quickSettings {
+			if !set[name] {
+				if err := fs.Set(name, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	cfg := suite.Config{
+		CommandLine:   commandLine(args),
+		ObgateBin:     *obgateBin,
+		ObgateOpts:    obgateOpts,
+		SysbenchBin:   *sysbench,
+		HAProxyBin:    *haproxy,
+		HAProxy:       suite.HAProxySettings{Threads: *hapThreads, MaxConn: *hapMaxConn},
+		Workloads:     splitList(*workloads),
+		Tables:        *tables,
+		TableSize:     *tableSize,
+		TimeSeconds:   *runTime,
+		WarmupSeconds: *warmup,
+		Rounds:        *rounds,
+		Quick:         *quick,
+		ResultsDir:    *resultsDir,
+		PlotsDir:      *plotsDir,
+		ReportPath:    *report,
+		StartTimeout:  *startWait,
+		Log:           os.Stderr,
+	}
+	var err error
+	if cfg.Root, err = findRoot(*root); err != nil {
+		return err
+	}
+	if cfg.Threads, err = parseInts(*threads); err != nil {
+		return fmt.Errorf("--threads: %w", err)
+	}
+	if cfg.BufferPoolSize, err = parseSize(*bufferPool); err != nil {
+		return fmt.Errorf("--buffer-pool: %w", err)
+	}
+	if cfg.LogFileSize, err = parseSize(*logFileSize); err != nil {
+		return fmt.Errorf("--log-file-size: %w", err)
+	}
+	cfg.Targets = splitList(*targets)
+	for _, e := range extras {
+		name, argList, ok := strings.Cut(e, "=")
+		if !ok || name == "" || strings.ContainsAny(name, "/ ") {
+			return fmt.Errorf("--target %q: want name=arg,arg,...", e)
+		}
+		cfg.Extras = append(cfg.Extras, suite.ExtraTarget{Name: name, Args: splitList(argList)})
+		if !set["targets"] {
+			cfg.Targets = append(cfg.Targets, name)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once; children die with us
+	}()
+	return suite.Run(ctx, cfg)
+}
+
+// commandLine renders how the suite was invoked, for the report.
+func commandLine(args []string) string {
+	prog := os.Args[0]
+	if strings.Contains(prog, "go-build") { // go run
+		prog = "go run ./bench/cmd/sysbench-suite"
+	}
+	parts := []string{prog}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?&;|<>(){}[]#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// findRoot returns dir, or the nearest directory upwards from the working
+// directory that holds go.mod of module obgate.
+func findRoot(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module obgate") {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", errors.New("cannot find the repository root (go.mod of module obgate); run from inside the repository or pass --root")
+		}
+		d = parent
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, strings.TrimSuffix(s, "K")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,177 @@
+package suite
+
+import (
+	"slices"
+	"time"
+)
+
+// Target kinds.
+const (
+	KindDirect  = "direct"  // sysbench straight to MariaDB
+	KindHAProxy = "haproxy" // through HAProxy in TCP mode
+	KindObgate  = "obgate"  // through an obgate process
+)
+
+// TargetInfo describes one endpoint sysbench ran against.
+type TargetInfo struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Port    int      `json:"port"`
+	Command []string `json:"command,omitempty"` // how the proxy was started
+}
+
+// Measurement is one measured sysbench run: a workload, a thread count and a target.
+type Measurement struct {
+	Workload string    `json:"workload"`
+	Threads  int       `json:"threads"`
+	Target   string    `json:"target"`
+	Kind     string    `json:"kind"`
+	Round    int       `json:"round"`
+	Started  time.Time `json:"started"`
+	Command  []string  `json:"command"`
+	RawFile  string    `json:"raw_file"` // sysbench's output, relative to the results directory
+	Error    string    `json:"error,omitempty"`
+	Stats    Stats     `json:"sysbench"`
+
+	// CPU time (user + system) used during the measured run and divided by
+	// the queries sysbench executed. Proxy figures are absent for direct runs.
+	ProxyCPUSeconds      Num `json:"proxy_cpu_s"`
+	ProxyCPUUsPerQuery   Num `json:"proxy_cpu_us_per_query"`
+	MariaDBCPUSeconds    Num `json:"mariadb_cpu_s"`
+	MariaDBCPUUsPerQuery Num `json:"mariadb_cpu_us_per_query"`
+	ClientCPUSeconds     Num `json:"sysbench_cpu_s"`
+	ClientCPUUsPerQuery  Num `json:"sysbench_cpu_us_per_query"`
+}
+
+// Cell aggregates the rounds of one (workload, threads, target): each figure
+// is the median over the successful rounds.
+type Cell struct {
+	Workload             string `json:"workload"`
+	Threads              int    `json:"threads"`
+	Target               string `json:"target"`
+	Kind                 string `json:"kind"`
+	Rounds               int    `json:"rounds"`
+	Failed               int    `json:"failed"`
+	Error                string `json:"error,omitempty"` // the first failure
+	QPS                  Num    `json:"qps"`
+	TPS                  Num    `json:"tps"`
+	P95Ms                Num    `json:"p95_ms"`
+	P99Ms                Num    `json:"p99_ms"`
+	IgnoredErrors        uint64 `json:"ignored_errors"` // summed over rounds
+	Reconnects           uint64 `json:"reconnects"`     // summed over rounds
+	ProxyCPUUsPerQuery   Num    `json:"proxy_cpu_us_per_query"`
+	MariaDBCPUUsPerQuery Num    `json:"mariadb_cpu_us_per_query"`
+	ClientCPUUsPerQuery  Num    `json:"sysbench_cpu_us_per_query"`
+}
+
+// Settings are the parameters of a suite run, recorded with its results.
+type Settings struct {
+	Quick          bool            `json:"quick"`
+	Tables         int             `json:"tables"`
+	TableSize      int             `json:"table_size"`
+	TimeSeconds    int             `json:"time_s"`
+	WarmupSeconds  int             `json:"warmup_s"`
+	Rounds         int             `json:"rounds"`
+	Workloads      []string        `json:"workloads"`
+	Threads        []int           `json:"threads"`
+	SysbenchArgs   []string        `json:"sysbench_args"` // common to every run
+	MariaDBArgs    []string        `json:"mariadb_args"`  // beyond the mariadbd package's defaults
+	BufferPoolSize int64           `json:"innodb_buffer_pool_size"`
+	HAProxy        HAProxySettings `json:"haproxy"`
+	HAProxyConfig  string          `json:"haproxy_config,omitempty"`
+}
+
+// Summary is everything summary.json holds and the report is made from.
+type Summary struct {
+	CommandLine string       `json:"command_line"`
+	Environment Environment  `json:"environment"`
+	Settings    Settings     `json:"settings"`
+	Targets     []TargetInfo `json:"targets"`
+	Cells       []Cell       `json:"cells"`
+	RunFiles    []string     `json:"run_files"`
+	Failures    int          `json:"failures"`
+}
+
+// Cell returns the cell for (workload, threads, target), or nil.
+func (s *Summary) Cell(workload string, threads int, target string) *Cell {
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Workload == workload && c.Threads == threads && c.Target == target {
+			return c
+		}
+	}
+	return nil
+}
+
+// TargetOfKind returns the first target of kind, or nil.
+func (s *Summary) TargetOfKind(kind string) *TargetInfo {
+	for i := range s.Targets {
+		if s.Targets[i].Kind == kind {
+			return &s.Targets[i]
+		}
+	}
+	return nil
+}
+
+// Summarize groups runs into cells, in the order of workloads, threads and
+// targets.
+func Summarize(runs []Measurement, workloads []string, threads []int, targets []TargetInfo) []Cell {
+	var cells []Cell
+	for _, w := range workloads {
+		for _, th := range threads {
+			for _, t := range targets {
+				c := Cell{Workload: w, Threads: th, Target: t.Name, Kind: t.Kind}
+				var qps, tps, p95, p99, pcpu, mcpu, ccpu []Num
+				for _, r := range runs {
+					if r.Workload != w || r.Threads != th || r.Target != t.Name {
+						continue
+					}
+					c.Rounds++
+					if r.Error != "" {
+						c.Failed++
+						if c.Error == "" {
+							c.Error = r.Error
+						}
+						continue
+					}
+					qps = append(qps, Num(r.Stats.QPS))
+					tps = append(tps, Num(r.Stats.TPS))
+					p95 = append(p95, r.Stats.P95Ms)
+					p99 = append(p99, r.Stats.P99Ms)
+					pcpu = append(pcpu, r.ProxyCPUUsPerQuery)
+					mcpu = append(mcpu, r.MariaDBCPUUsPerQuery)
+					ccpu = append(ccpu, r.ClientCPUUsPerQuery)
+					c.IgnoredErrors += r.Stats.IgnoredErrors
+					c.Reconnects += r.Stats.Reconnects
+				}
+				if c.Rounds == 0 {
+					continue
+				}
+				c.QPS, c.TPS = median(qps), median(tps)
+				c.P95Ms, c.P99Ms = median(p95), median(p99)
+				c.ProxyCPUUsPerQuery, c.MariaDBCPUUsPerQuery, c.ClientCPUUsPerQuery = median(pcpu), median(mcpu), median(ccpu)
+				cells = append(cells, c)
+			}
+		}
+	}
+	return cells
+}
+
+// median of the known values; NaN if there are none.
+func median(v []Num) Num {
+	var ok []float64
+	for _, x := range v {
+		if x.Valid() {
+			ok = append(ok, float64(x))
+		}
+	}
+	if len(ok) == 0 {
+		return NaN
+	}
+	slices.Sort(ok)
+	n := len(ok)
+	if n%2 == 1 {
+		return Num(ok[n/2])
+	}
+	return Num((ok[n/2-1] + ok[n/2]) / 2)
+}

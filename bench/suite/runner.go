@@ -1,0 +1,653 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"obgate/internal/mariadbd"
+)
+
+// Target names that are always available.
+const (
+	TargetDirect  = "direct"
+	TargetHAProxy = "haproxy"
+	TargetObgate  = "obgate"
+)
+
+// ExtraTarget is another obgate process, started with extra arguments after
+// the standard ones (e.g. "-o", "client_io_mode=net").
+type ExtraTarget struct {
+	Name string
+	Args []string
+}
+
+// Config is one suite run.
+type Config struct {
+	Root        string   // repository root; relative paths below are under it
+	CommandLine string   // recorded in the report
+	Targets     []string // names to run, in column order
+	Extras      []ExtraTarget
+	ObgateBin   string
+	ObgateOpts  []string // extra "-o" values for every obgate target
+	SysbenchBin string
+	HAProxyBin  string
+	HAProxy     HAProxySettings
+
+	Workloads     []string
+	Threads       []int
+	Tables        int
+	TableSize     int
+	TimeSeconds   int
+	WarmupSeconds int
+	Rounds        int
+	Quick         bool
+
+	BufferPoolSize int64
+	LogFileSize    int64
+
+	ResultsDir string // a timestamped directory is made inside
+	PlotsDir   string // stable copies of the charts
+	ReportPath string // BENCHMARKS.md; empty: do not update it
+
+	StartTimeout time.Duration // per proxy start
+	Log          io.Writer     // progress lines
+}
+
+// target is a running endpoint.
+type target struct {
+	TargetInfo
+	proc *Process // nil for direct
+}
+
+// Run executes the whole suite: MariaDB, sysbench prepare, proxies, the
+// measured runs, then results, plots and the report. Every process it starts
+// is stopped before it returns, whatever happens. It returns an error if any
+// run failed, after writing what it has.
+func Run(ctx context.Context, cfg Config) (err error) {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(cfg.Log, format+"\n", a...) }
+	if err := checkConfig(&cfg); err != nil {
+		return err
+	}
+
+	stamp := time.Now().Format("20060102-150405")
+	outDir := filepath.Join(cfg.abs(cfg.ResultsDir), stamp)
+	for _, d := range []string{"raw", "runs", "logs"} {
+		if err := os.MkdirAll(filepath.Join(outDir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	logf("results: %s", outDir)
+
+	env := CollectEnvironment(ctx, cfg.SysbenchBin, cfg.HAProxyBin)
+
+	// Everything started from here on is stopped by the deferred calls, in
+	// reverse order, also when ctx is cancelled (Ctrl-C).
+	var cleanups []func()
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
+
+	logf("starting MariaDB (innodb_buffer_pool_size=%s)", byteSize(cfg.BufferPoolSize))
+	srv, err := mariadbd.Start(ctx, mariadbd.Options{
+		BufferPoolSize: cfg.BufferPoolSize,
+		LogFileSize:    cfg.LogFileSize,
+	})
+	if err != nil {
+		return err
+	}
+	cleanups = append(cleanups, func() {
+		if err := srv.Stop(); err != nil {
+			logf("stopping MariaDB: %v", err)
+		}
+	})
+	logf("MariaDB %s on %s (pid %d), up in %v", srv.Version(), srv.Addr(), srv.PID(), srv.StartupTime().Round(time.Millisecond))
+	env.MariaDBVersion = srv.Version()
+
+	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
+		return err
+	}
+	common := cfg.sysbenchCommon()
+	logf("sysbench prepare: %d tables × %d rows", cfg.Tables, cfg.TableSize)
+	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, common...)
+	prepare = append(prepare, "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(cfg.Tables, 4)), "prepare")
+	out, perr := runCommand(ctx, prepare)
+	_ = os.WriteFile(filepath.Join(outDir, "raw", "prepare.txt"), out, 0o644)
+	if perr != nil {
+		return fmt.Errorf("sysbench prepare: %w\n%s", perr, tailString(string(out), 20))
+	}
+
+	targets, tcleanup, err := startTargets(ctx, cfg, srv, outDir, &env, logf)
+	cleanups = append(cleanups, tcleanup)
+	if err != nil {
+		return err
+	}
+
+	summary := &Summary{
+		CommandLine: cfg.CommandLine,
+		Environment: env,
+		Settings: Settings{
+			Quick: cfg.Quick, Tables: cfg.Tables, TableSize: cfg.TableSize,
+			TimeSeconds: cfg.TimeSeconds, WarmupSeconds: cfg.WarmupSeconds, Rounds: cfg.Rounds,
+			Workloads: cfg.Workloads, Threads: cfg.Threads,
+			SysbenchArgs:   append(append([]string(nil), common...), "--threads=N", "--time="+strconv.Itoa(cfg.TimeSeconds), "--events=0", "--percentile=95", "--histogram=on", "--report-interval=0"),
+			MariaDBArgs:    tuningArgs(srv.Args()),
+			BufferPoolSize: cfg.BufferPoolSize,
+			HAProxy:        cfg.HAProxy,
+		},
+	}
+	for _, t := range targets {
+		summary.Targets = append(summary.Targets, t.TargetInfo)
+	}
+	if hp := filepath.Join(outDir, "haproxy.cfg"); fileExists(hp) {
+		summary.Settings.HAProxyConfig = readFile(hp)
+	}
+
+	var runs []Measurement
+	total := len(cfg.Workloads) * len(cfg.Threads) * cfg.Rounds * len(targets)
+	cell := 0
+	for _, w := range cfg.Workloads {
+		for _, th := range cfg.Threads {
+			for round := 1; round <= cfg.Rounds; round++ {
+				// Rotate the order per cell and round so that no target is
+				// always first (or always right after a write-heavy run).
+				for k := range targets {
+					t := targets[(k+cell)%len(targets)]
+					if err := ctx.Err(); err != nil {
+						return context.Cause(ctx)
+					}
+					r := measure(ctx, cfg, srv, t, w, th, round, outDir)
+					if err := ctx.Err(); err != nil {
+						return context.Cause(ctx) // the run was cut short; do not record it
+					}
+					runs = append(runs, r)
+					summary.RunFiles = append(summary.RunFiles, runFileName(r))
+					if err := writeJSON(filepath.Join(outDir, "runs", runFileName(r)), r); err != nil {
+						return err
+					}
+					logf("[%d/%d] %s", len(runs), total, describeRun(r))
+				}
+				cell++
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+
+	summary.Cells = Summarize(runs, cfg.Workloads, cfg.Threads, summary.Targets)
+	for _, r := range runs {
+		if r.Error != "" {
+			summary.Failures++
+		}
+	}
+	if err := writeJSON(filepath.Join(outDir, "summary.json"), summary); err != nil {
+		return err
+	}
+	plots, err := WritePlots(summary, outDir)
+	if err != nil {
+		return err
+	}
+	links := ReportLinks{PlotsDir: ".", ResultsDir: ".", Readme: rel(outDir, cfg.abs("bench/README.md"))}
+	section := RenderReport(summary, plots, links)
+	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(section), 0o644); err != nil {
+		return err
+	}
+	if cfg.ReportPath != "" {
+		if err := publish(cfg, summary, plots, outDir); err != nil {
+			return err
+		}
+	}
+	if summary.Failures > 0 {
+		return fmt.Errorf("%d of %d runs failed (see %s)", summary.Failures, len(runs), outDir)
+	}
+	return nil
+}
+
+// publish copies the charts to PlotsDir and rewrites the suite's section of
+// the report file.
+func publish(cfg Config, s *Summary, plots []Plot, outDir string) error {
+	report := cfg.abs(cfg.ReportPath)
+	plotsDir := cfg.abs(cfg.PlotsDir)
+	if err := os.MkdirAll(plotsDir, 0o755); err != nil {
+		return err
+	}
+	for _, pl := range plots {
+		b, err := os.ReadFile(filepath.Join(outDir, pl.File))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(plotsDir, pl.File), b, 0o644); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Dir(report)
+	section := RenderReport(s, plots, ReportLinks{
+		PlotsDir:   rel(dir, plotsDir),
+		ResultsDir: rel(dir, outDir),
+		Readme:     rel(dir, cfg.abs("bench/README.md")),
+	})
+	old, err := os.ReadFile(report)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(report, []byte(UpdateSection(string(old), section)), 0o644)
+}
+
+func checkConfig(cfg *Config) error {
+	if cfg.Rounds < 1 {
+		cfg.Rounds = 1
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 60 * time.Second
+	}
+	if len(cfg.Targets) == 0 || len(cfg.Workloads) == 0 || len(cfg.Threads) == 0 {
+		return errors.New("nothing to run: targets, workloads and threads must not be empty")
+	}
+	if cfg.Tables < 1 || cfg.TableSize < 1 || cfg.TimeSeconds < 1 || cfg.WarmupSeconds < 0 {
+		return errors.New("tables, table size and time must be at least 1, warm-up at least 0")
+	}
+	for _, th := range cfg.Threads {
+		if th < 1 {
+			return fmt.Errorf("bad thread count %d", th)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range cfg.Targets {
+		if seen[name] {
+			return fmt.Errorf("target %q listed twice", name)
+		}
+		seen[name] = true
+		if kindOf(*cfg, name) == "" {
+			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate and names given with --target)", name)
+		}
+	}
+	var err error
+	if cfg.SysbenchBin, err = exec.LookPath(orDefault(cfg.SysbenchBin, "sysbench")); err != nil {
+		return fmt.Errorf("sysbench not found (apt-get install sysbench): %w", err)
+	}
+	if seen[TargetHAProxy] {
+		if cfg.HAProxyBin, err = lookPath(orDefault(cfg.HAProxyBin, "haproxy"), "/usr/sbin"); err != nil {
+			return fmt.Errorf("haproxy not found (apt-get install haproxy, or leave it out of --targets): %w", err)
+		}
+	} else {
+		cfg.HAProxyBin = ""
+	}
+	for name := range seen {
+		if kindOf(*cfg, name) != KindObgate {
+			continue
+		}
+		bin := cfg.abs(cfg.ObgateBin)
+		st, err := os.Stat(bin)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("obgate binary %s not found or not executable: build it first (make builds it; by hand: go build -o bin/obgate ./cmd/obgate), pass --obgate, or leave obgate out, e.g. --targets direct,haproxy", bin)
+		}
+		cfg.ObgateBin = bin
+	}
+	return nil
+}
+
+// kindOf returns the kind of the target called name, or "" if there is no
+// such target.
+func kindOf(cfg Config, name string) string {
+	switch name {
+	case TargetDirect:
+		return KindDirect
+	case TargetHAProxy:
+		return KindHAProxy
+	case TargetObgate:
+		return KindObgate
+	}
+	for _, e := range cfg.Extras {
+		if e.Name == name {
+			return KindObgate
+		}
+	}
+	return ""
+}
+
+func (cfg Config) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(cfg.Root, p)
+}
+
+// sysbenchCommon are the options every sysbench command shares.
+func (cfg Config) sysbenchCommon() []string {
+	return []string{
+		"--db-driver=mysql",
+		"--mysql-host=127.0.0.1",
+		"--mysql-user=root",
+		"--mysql-password=",
+		"--mysql-db=sbtest",
+		"--tables=" + strconv.Itoa(cfg.Tables),
+		"--table-size=" + strconv.Itoa(cfg.TableSize),
+		"--db-ps-mode=auto",
+	}
+}
+
+// startTargets starts the proxies in the order of cfg.Targets and waits
+// until each accepts a MySQL login. The returned cleanup stops them.
+func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir string, env *Environment, logf func(string, ...any)) ([]target, func(), error) {
+	var targets []target
+	cleanup := func() {
+		for i := len(targets) - 1; i >= 0; i-- {
+			if p := targets[i].proc; p != nil {
+				if err := p.Stop(10 * time.Second); err != nil {
+					logf("stopping %s: %v", targets[i].Name, err)
+				}
+			}
+		}
+	}
+	backend := srv.Addr()
+	for _, name := range cfg.Targets {
+		t := target{TargetInfo: TargetInfo{Name: name, Kind: kindOf(cfg, name)}}
+		switch t.Kind {
+		case KindDirect:
+			t.Port = srv.Port()
+		case KindHAProxy:
+			port, err := freePort()
+			if err != nil {
+				return targets, cleanup, err
+			}
+			p, _, err := StartHAProxy(ctx, cfg.HAProxyBin, outDir, cfg.HAProxy, port, backend)
+			if err != nil {
+				return targets, cleanup, err
+			}
+			t.Port, t.proc, t.Command = port, p, relArgs(cfg.Root, p.Args)
+		case KindObgate:
+			port, err := freePort()
+			if err != nil {
+				return targets, cleanup, err
+			}
+			mport, err := freePort()
+			if err != nil {
+				return targets, cleanup, err
+			}
+			confDir := filepath.Join(outDir, "obgate-"+name)
+			if err := os.MkdirAll(confDir, 0o755); err != nil {
+				return targets, cleanup, err
+			}
+			argv := []string{cfg.ObgateBin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport),
+				"-r", backend, "-o", "server_routing_mode=mysql", "--config-dir", confDir}
+			for _, o := range cfg.ObgateOpts {
+				argv = append(argv, "-o", o)
+			}
+			for _, e := range cfg.Extras {
+				if e.Name == name {
+					argv = append(argv, e.Args...)
+				}
+			}
+			p, err := StartProcess(name, filepath.Join(outDir, "logs", name+".log"), argv...)
+			if err != nil {
+				return targets, cleanup, err
+			}
+			t.Port, t.proc, t.Command = port, p, relArgs(cfg.Root, argv)
+			if env.ObgateCommit == "" {
+				env.ObgateCommit = GitCommit(ctx, cfg.Root)
+				env.ObgateVersion = firstLine(commandOutput(ctx, cfg.ObgateBin, "-V"))
+			}
+		}
+		targets = append(targets, t)
+		if t.proc != nil {
+			begin := time.Now()
+			if err := waitLogin(ctx, t, cfg.StartTimeout); err != nil {
+				return targets, cleanup, err
+			}
+			logf("%s on 127.0.0.1:%d (pid %d) accepts logins after %v", name, t.Port, t.proc.PID(), time.Since(begin).Round(time.Millisecond))
+		}
+	}
+	return targets, cleanup, nil
+}
+
+// waitLogin polls a root login to sbtest through t until it works, the
+// process exits or timeout passes.
+func waitLogin(ctx context.Context, t target, timeout time.Duration) error {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.DBName = "root", "tcp", "sbtest"
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
+	cfg.Logger = &mysql.NopLogger{}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+		last = db.PingContext(pctx)
+		pcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-t.proc.Exited():
+			return fmt.Errorf("%s exited during start-up: %v\n%s", t.Name, t.proc.ExitError(), tailString(readFile(t.proc.LogPath), 30))
+		case <-ctx.Done():
+			return fmt.Errorf("%s on %s did not accept a MySQL login within %v: %v\n%s", t.Name, cfg.Addr, timeout, last, tailString(readFile(t.proc.LogPath), 30))
+		case <-tick.C:
+		}
+	}
+}
+
+// measure runs the warm-up and the measured sysbench run of one cell on t.
+func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, workload string, threads, round int, outDir string) Measurement {
+	r := Measurement{
+		Workload: workload, Threads: threads, Target: t.Name, Kind: t.Kind, Round: round,
+		ProxyCPUSeconds: NaN, ProxyCPUUsPerQuery: NaN,
+		MariaDBCPUSeconds: NaN, MariaDBCPUUsPerQuery: NaN,
+		ClientCPUSeconds: NaN, ClientCPUUsPerQuery: NaN,
+	}
+	r.Stats.P95Ms, r.Stats.P99Ms, r.Stats.PercentileMs = NaN, NaN, NaN
+	r.RawFile = filepath.ToSlash(filepath.Join("raw", strings.TrimSuffix(runFileName(r), ".json")+".txt"))
+	fail := func(err error) Measurement {
+		r.Error = err.Error()
+		return r
+	}
+	if t.proc != nil {
+		if err := t.proc.ExitError(); err != nil {
+			return fail(fmt.Errorf("%v before the run\n%s", err, tailString(readFile(t.proc.LogPath), 20)))
+		}
+	}
+	base := append([]string{cfg.SysbenchBin, workload}, cfg.sysbenchCommon()...)
+	base = append(base, "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
+
+	if cfg.WarmupSeconds > 0 {
+		warm := append(append([]string(nil), base...), "--time="+strconv.Itoa(cfg.WarmupSeconds), "run")
+		if out, err := runCommand(ctx, warm); err != nil {
+			return fail(fmt.Errorf("warm-up: %w\n%s", err, tailString(string(out), 10)))
+		}
+	}
+
+	r.Command = append(append([]string(nil), base...), "--time="+strconv.Itoa(cfg.TimeSeconds), "--percentile=95", "--histogram=on", "run")
+	mdb0, mdbErr0 := CPUTime(srv.PID())
+	var px0 time.Duration
+	var pxErr0 error
+	if t.proc != nil {
+		px0, pxErr0 = CPUTime(t.proc.PID())
+	}
+	r.Started = time.Now().UTC()
+	cmd := exec.CommandContext(ctx, r.Command[0], r.Command[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	runErr := cmd.Run()
+	mdb1, mdbErr1 := CPUTime(srv.PID())
+	var px1 time.Duration
+	var pxErr1 error
+	if t.proc != nil {
+		px1, pxErr1 = CPUTime(t.proc.PID())
+	}
+	_ = os.WriteFile(filepath.Join(outDir, filepath.FromSlash(r.RawFile)), buf.Bytes(), 0o644)
+
+	st, perr := ParseSysbench(buf.Bytes())
+	r.Stats = st
+	switch {
+	case runErr != nil && perr != nil:
+		return fail(fmt.Errorf("sysbench: %v: %v", runErr, perr))
+	case runErr != nil:
+		return fail(fmt.Errorf("sysbench: %w", runErr))
+	case perr != nil:
+		return fail(perr)
+	}
+	q := float64(st.Queries)
+	perQuery := func(d time.Duration) Num {
+		if q == 0 {
+			return NaN
+		}
+		return Num(d.Seconds() * 1e6 / q)
+	}
+	if mdbErr0 == nil && mdbErr1 == nil {
+		r.MariaDBCPUSeconds, r.MariaDBCPUUsPerQuery = Num((mdb1 - mdb0).Seconds()), perQuery(mdb1-mdb0)
+	}
+	if t.proc != nil && pxErr0 == nil && pxErr1 == nil {
+		r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0)
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		c := ps.UserTime() + ps.SystemTime()
+		r.ClientCPUSeconds, r.ClientCPUUsPerQuery = Num(c.Seconds()), perQuery(c)
+	}
+	if t.proc != nil {
+		if err := t.proc.ExitError(); err != nil {
+			return fail(fmt.Errorf("%v during the run\n%s", err, tailString(readFile(t.proc.LogPath), 20)))
+		}
+	}
+	return r
+}
+
+func runFileName(r Measurement) string {
+	return fmt.Sprintf("%s-t%03d-%s-r%d.json", r.Workload, r.Threads, r.Target, r.Round)
+}
+
+func describeRun(r Measurement) string {
+	head := fmt.Sprintf("%-18s threads=%-3d %-12s", r.Workload, r.Threads, r.Target)
+	if r.Error != "" {
+		return head + " FAILED: " + firstLine(r.Error)
+	}
+	s := fmt.Sprintf("%s qps=%-9.0f p95=%sms p99=%sms mariadb=%sµs/q", head, r.Stats.QPS,
+		fmtNum(r.Stats.P95Ms, 3), fmtNum(r.Stats.P99Ms, 3), fmtNum(r.MariaDBCPUUsPerQuery, 1))
+	if r.ProxyCPUUsPerQuery.Valid() {
+		s += " proxy=" + fmtNum(r.ProxyCPUUsPerQuery, 1) + "µs/q"
+	}
+	if r.Stats.IgnoredErrors > 0 || r.Stats.Reconnects > 0 {
+		s += fmt.Sprintf(" errors=%d reconnects=%d", r.Stats.IgnoredErrors, r.Stats.Reconnects)
+	}
+	return s
+}
+
+// runCommand runs argv to completion in its own process group and returns
+// its combined output.
+func runCommand(ctx context.Context, argv []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd.CombinedOutput()
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lookPath(name string, dirs ...string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	for _, d := range dirs {
+		c := filepath.Join(d, name)
+		if st, serr := os.Stat(c); serr == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return c, nil
+		}
+	}
+	return "", err
+}
+
+// rel returns target relative to dir with forward slashes, for Markdown links.
+func rel(dir, target string) string {
+	r, err := filepath.Rel(dir, target)
+	if err != nil {
+		return filepath.ToSlash(target)
+	}
+	return filepath.ToSlash(r)
+}
+
+// relArgs shortens paths under root to relative ones, for the report.
+func relArgs(root string, argv []string) []string {
+	out := make([]string, len(argv))
+	prefix := filepath.Clean(root) + string(filepath.Separator)
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, prefix, "")
+	}
+	return out
+}
+
+// tuningArgs drops the options that only name this server's files and port.
+func tuningArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		switch name, _, _ := strings.Cut(a, "="); name {
+		case "--no-defaults", "--datadir", "--socket", "--pid-file", "--tmpdir", "--port", "--user":
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func tailString(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

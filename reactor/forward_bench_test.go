@@ -1,0 +1,440 @@
+package reactor_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"obgate/config"
+	"obgate/mysqlproto"
+	"obgate/reactor"
+)
+
+// These benchmarks measure obgate's per-statement path in process: a
+// client sends a small COM_QUERY through a reactor.Server (mysql routing
+// mode) to a fake MySQL server that answers with a canned one-row result.
+// The fake server and the client work on precomputed bytes and fixed
+// buffers and allocate nothing per statement, so every allocation counted
+// is obgate's.
+
+var forwardModes = []string{"netpoll", "net"}
+
+// fwdCaps are the capabilities of the fake server: a plain MySQL 5.7
+// server, without DEPRECATE_EOF so that the result ends with an EOF.
+const fwdCaps = mysqlproto.ClientLongPassword | mysqlproto.ClientFoundRows | mysqlproto.ClientLongFlag |
+	mysqlproto.ClientConnectWithDB | mysqlproto.ClientProtocol41 | mysqlproto.ClientTransactions |
+	mysqlproto.ClientSecureConnection | mysqlproto.ClientMultiStatements | mysqlproto.ClientMultiResults |
+	mysqlproto.ClientPSMultiResults | mysqlproto.ClientPluginAuth | mysqlproto.ClientPluginAuthLenEncData |
+	mysqlproto.ClientConnectAttrs | mysqlproto.ClientSessionTrack
+
+// fakeMySQL accepts any login and answers every COM_QUERY with the same
+// precomputed result set.
+type fakeMySQL struct {
+	ln       net.Listener
+	greeting []byte // framed handshake
+	okPacket []byte // framed OK after the login
+	response []byte // framed result set answering any COM_QUERY
+
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func startFakeMySQL(tb testing.TB) *fakeMySQL {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := mysqlproto.Handshake{ServerVersion: "5.7.44-fake", ConnectionID: 1, Capability: fwdCaps,
+		Charset: byte(mysqlproto.CharsetUTF8MB4), Status: mysqlproto.StatusAutocommit,
+		AuthData: []byte("abcdefghijklmnopqrst"), AuthPlugin: mysqlproto.AuthNativePassword}
+	f := &fakeMySQL{ln: ln, conns: map[net.Conn]struct{}{}}
+	f.greeting, _ = mysqlproto.AppendPacket(nil, 0, h.Append(nil))
+	f.okPacket, _ = mysqlproto.AppendPacket(nil, 2, mysqlproto.AppendOK(nil, mysqlproto.OK{Status: mysqlproto.StatusAutocommit}, fwdCaps))
+	rs := mysqlproto.ResultSet{Columns: []mysqlproto.Column{mysqlproto.BigintColumn("1")}, Rows: [][]any{{1}}}
+	f.response, _ = rs.AppendPackets(nil, 1, fwdCaps, mysqlproto.StatusAutocommit)
+	f.wg.Go(f.accept)
+	tb.Cleanup(f.close)
+	return f
+}
+
+func (f *fakeMySQL) addr() string { return f.ln.Addr().String() }
+
+func (f *fakeMySQL) accept() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.conns[c] = struct{}{}
+		f.mu.Unlock()
+		f.wg.Go(func() {
+			defer func() {
+				f.mu.Lock()
+				delete(f.conns, c)
+				f.mu.Unlock()
+				c.Close()
+			}()
+			f.serve(c)
+		})
+	}
+}
+
+func (f *fakeMySQL) close() {
+	f.ln.Close()
+	f.mu.Lock()
+	for c := range f.conns {
+		c.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// serve handles one connection. After the login its loop allocates
+// nothing: the header and payload buffers are made once.
+func (f *fakeMySQL) serve(c net.Conn) {
+	if _, err := c.Write(f.greeting); err != nil {
+		return
+	}
+	hdr := make([]byte, mysqlproto.HeaderLen)
+	buf := make([]byte, 64<<10)
+	for login := true; ; login = false {
+		if _, err := io.ReadFull(c, hdr); err != nil {
+			return
+		}
+		n, _ := mysqlproto.ParseHeader(hdr)
+		if n > len(buf) {
+			return
+		}
+		if _, err := io.ReadFull(c, buf[:n]); err != nil {
+			return
+		}
+		out := f.response
+		switch {
+		case login:
+			out = f.okPacket
+		case n == 0 || buf[0] == byte(mysqlproto.ComQuit):
+			return
+		case buf[0] != byte(mysqlproto.ComQuery):
+			return // nothing else is expected here
+		}
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+// forwardEnv is obgate in front of a fake server.
+type forwardEnv struct {
+	fake *fakeMySQL
+	srv  *reactor.Server
+	addr string
+}
+
+func newForwardEnv(tb testing.TB, mode string) *forwardEnv {
+	tb.Helper()
+	fake := startFakeMySQL(tb)
+	cfg := config.Default()
+	for _, kv := range [][2]string{
+		{"server_routing_mode", "mysql"},
+		{"rootservice_list", fake.addr()},
+		{"client_io_mode", mode},
+	} {
+		var err error
+		if cfg, err = cfg.With(kv[0], kv[1]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	srv, err := reactor.NewServer(reactor.Options{
+		Config:  config.NewStore(cfg),
+		Logger:  slog.New(slog.DiscardHandler),
+		Version: "bench",
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			tb.Errorf("shutdown: %v", err)
+		}
+		if err := <-served; err != nil {
+			tb.Errorf("serve: %v", err)
+		}
+	})
+	return &forwardEnv{fake: fake, srv: srv, addr: ln.Addr().String()}
+}
+
+// fwdClient sends a precomputed COM_QUERY and reads the known response
+// into a fixed buffer.
+type fwdClient struct {
+	c     *mysqlproto.Client
+	conn  net.Conn
+	query []byte
+	resp  []byte
+	want  []byte
+}
+
+func (e *forwardEnv) dial(tb testing.TB) *fwdClient {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mysqlproto.Dial(ctx, e.addr, mysqlproto.ClientOptions{User: "bench"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	if c.Reader().Buffered() != 0 {
+		tb.Fatalf("%d unexpected bytes after the login", c.Reader().Buffered())
+	}
+	q, _ := mysqlproto.AppendPacket(nil, 0, append([]byte{byte(mysqlproto.ComQuery)}, "SELECT 1"...))
+	cl := &fwdClient{c: c, conn: c.Conn(), query: q, want: e.fake.response, resp: make([]byte, len(e.fake.response))}
+	if err := cl.roundTrip(); err != nil {
+		tb.Fatal(err)
+	}
+	if !bytes.Equal(cl.resp, cl.want) {
+		tb.Fatalf("response through obgate:\n%x\nwant the server's:\n%x", cl.resp, cl.want)
+	}
+	return cl
+}
+
+// roundTrip runs one statement. It allocates nothing.
+func (cl *fwdClient) roundTrip() error {
+	if _, err := cl.conn.Write(cl.query); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(cl.conn, cl.resp)
+	return err
+}
+
+// BenchmarkForward measures one small statement through obgate, per
+// client I/O mode: one client, then one client per parallel goroutine.
+func BenchmarkForward(b *testing.B) {
+	for _, mode := range forwardModes {
+		b.Run(mode, func(b *testing.B) {
+			env := newForwardEnv(b, mode)
+			cl := env.dial(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := cl.roundTrip(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(mode+"-parallel", func(b *testing.B) {
+			env := newForwardEnv(b, mode)
+			const perProc = 4 // b.SetParallelism
+			clients := make([]*fwdClient, perProc*runtime.GOMAXPROCS(0))
+			for i := range clients {
+				clients[i] = env.dial(b)
+			}
+			var next atomic.Int64
+			b.SetParallelism(perProc)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				cl := clients[next.Add(1)-1]
+				for pb.Next() {
+					if err := cl.roundTrip(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestForwardAllocs fails if obgate allocates on the steady-state path of
+// a small statement, and then lists where it allocates.
+func TestForwardAllocs(t *testing.T) {
+	if raceEnabled() {
+		t.Skip("the race detector drops sync.Pool entries on purpose, so pooled buffers allocate")
+	}
+	const warmup, runs = 2000, 2000
+	for _, mode := range forwardModes {
+		t.Run(mode, func(t *testing.T) {
+			env := newForwardEnv(t, mode)
+			cl := env.dial(t)
+			var failed error
+			roundTrip := func() {
+				if err := cl.roundTrip(); err != nil && failed == nil {
+					failed = err
+				}
+			}
+			sites := profileAllocs(func() {
+				for range warmup {
+					roundTrip()
+				}
+			}, func() float64 { return testing.AllocsPerRun(runs, roundTrip) })
+			if failed != nil {
+				t.Fatal(failed)
+			}
+			// netpoll v0.7.2 builds a task closure each time a request
+			// wakes an idle connection (connection_onevent.go, onProcess);
+			// that one allocation is netpoll's, not obgate's path.
+			dispatch := float64(sites.objectsIn("cloudwego/netpoll.(*connection).onProcess")) / runs
+			if own := sites.perRun - dispatch; own > 0.01 || dispatch > 1.01 {
+				t.Errorf("%s: %.2f allocations per statement (%.2f in netpoll's dispatch), want 0 on obgate's path and at most 1 in netpoll's dispatch. Where (objects per statement over %d statements; innermost frame first):\n%s",
+					mode, sites.perRun, dispatch, runs, sites.describe(runs))
+			}
+		})
+	}
+}
+
+// allocSite is a stack that allocated while a measurement ran.
+type allocSite struct {
+	objects int64
+	stack   []uintptr
+}
+
+// allocReport is what profileAllocs found.
+type allocReport struct {
+	perRun float64
+	sites  []allocSite // most objects first
+}
+
+// profileAllocs runs warm, then measure (which returns allocations per
+// run), with every allocation recorded, and returns the stacks that
+// allocated during measure.
+func profileAllocs(warm func(), measure func() float64) allocReport {
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = old }()
+	warm()
+	before := memProfile()
+	perRun := measure()
+	after := memProfile()
+	var r allocReport
+	r.perRun = perRun
+	for key, rec := range after {
+		if d := rec.AllocObjects - before[key].AllocObjects; d > 0 && !ownAllocation(rec.Stack()) {
+			r.sites = append(r.sites, allocSite{d, rec.Stack()})
+		}
+	}
+	slices.SortFunc(r.sites, func(a, b allocSite) int { return int(b.objects - a.objects) })
+	return r
+}
+
+// describe lists the sites that allocated at least once per 100 runs
+// with their stacks (runtime frames at the top left out), and counts the
+// rest: one-off allocations such as sync.Pool re-pinning its per-P arrays
+// after AllocsPerRun changed GOMAXPROCS.
+func (r allocReport) describe(runs int) string {
+	var sb strings.Builder
+	rare := 0
+	for _, s := range r.sites {
+		if s.objects*100 < int64(runs) {
+			rare++
+			continue
+		}
+		fmt.Fprintf(&sb, "  %.2f objects per statement (%d) at\n", float64(s.objects)/float64(runs), s.objects)
+		frames := runtime.CallersFrames(s.stack)
+		for depth := 0; depth < 10; {
+			fr, more := frames.Next()
+			if depth > 0 || !strings.HasPrefix(fr.Function, "runtime.") {
+				fmt.Fprintf(&sb, "      %s\n          %s:%d\n", fr.Function, fr.File, fr.Line)
+				depth++
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	if rare > 0 {
+		fmt.Fprintf(&sb, "  and %d sites with fewer than %d objects in all (one-off, not per statement)\n", rare, max(1, runs/100))
+	}
+	return sb.String()
+}
+
+// objectsIn counts the objects allocated by sites whose allocating frame
+// (the first one outside the runtime) is function fn.
+func (r allocReport) objectsIn(fn string) int64 {
+	var n int64
+	for _, s := range r.sites {
+		frames := runtime.CallersFrames(s.stack)
+		for {
+			fr, more := frames.Next()
+			if !strings.HasPrefix(fr.Function, "runtime.") {
+				if strings.HasSuffix(fr.Function, fn) {
+					n += s.objects
+				}
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// memProfile returns the allocation profile by stack, after two
+// collections so that it includes every allocation made so far.
+func memProfile() map[[32]uintptr]runtime.MemProfileRecord {
+	runtime.GC()
+	runtime.GC()
+	var recs []runtime.MemProfileRecord
+	for {
+		n, ok := runtime.MemProfile(recs, true)
+		if ok {
+			recs = recs[:n]
+			break
+		}
+		recs = make([]runtime.MemProfileRecord, n+64)
+	}
+	m := make(map[[32]uintptr]runtime.MemProfileRecord, len(recs))
+	for _, r := range recs {
+		m[r.Stack0] = r
+	}
+	return m
+}
+
+// ownAllocation reports whether a stack is memProfile's own (the "before"
+// snapshot is allocated after it was taken).
+func ownAllocation(stack []uintptr) bool {
+	frames := runtime.CallersFrames(stack)
+	for {
+		fr, more := frames.Next()
+		if strings.HasSuffix(fr.Function, ".memProfile") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
