@@ -12,7 +12,7 @@ func TestHandshakeRoundTrip(t *testing.T) {
 			Charset: 45, Status: StatusAutocommit, AuthData: seqScramble(), AuthPlugin: AuthNativePassword},
 		{ServerVersion: "5.5.5-10.11.19-MariaDB", ConnectionID: 0xfffffffe,
 			Capability: (ProxyCapabilities &^ ClientMySQL) | MariaDBClientProgress | MariaDBClientCacheMetadata,
-			Charset: 8, Status: StatusAutocommit, AuthData: seqScramble(), AuthPlugin: AuthCachingSha2},
+			Charset:    8, Status: StatusAutocommit, AuthData: seqScramble(), AuthPlugin: AuthCachingSha2},
 	} {
 		b := h.Append(nil)
 		got, err := ParseHandshake(b)
@@ -27,7 +27,7 @@ func TestHandshakeRoundTrip(t *testing.T) {
 
 func TestHandshakeResponseRoundTrip(t *testing.T) {
 	r := &HandshakeResponse{
-		Capability:    ProxyCapabilities &^ ClientMySQL | MariaDBClientProgress,
+		Capability:    ProxyCapabilities&^ClientMySQL | MariaDBClientProgress,
 		MaxPacketSize: 1 << 24, Charset: 45, User: "app@test#obsim",
 		AuthResponse: seqScramble(), Database: "db1", AuthPlugin: AuthNativePassword,
 		Attrs: []ConnAttr{{"_client_name", "x"}, {"__proxy_capability_flag", "256"}},

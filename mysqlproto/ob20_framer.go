@@ -1,0 +1,240 @@
+package mysqlproto
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// FramerRole says which end of a connection a framer serves, which decides
+// how it numbers and checks frames.
+type FramerRole uint8
+
+const (
+	// FramerServer reads requests and writes responses. Response frames
+	// continue the sequence of the request they answer and echo its
+	// request id.
+	FramerServer FramerRole = iota
+	// FramerClient writes requests and reads responses. Each request
+	// starts at sequence 0 (BeginRequest); response frames must carry the
+	// request's id and continue its sequence.
+	FramerClient
+)
+
+// ErrOB20Sequence reports a frame whose connection id, request id or
+// sequence does not follow the conversation.
+var ErrOB20Sequence = errors.New("mysqlproto: OB20 frame out of order")
+
+// OB20Framer carries a MySQL packet stream over OB20 frames on one
+// connection, which is what both ends do after an OB20 login. Read returns
+// the MySQL packet bytes of incoming frames; Write and WriteFrame send
+// outgoing bytes as frames.
+//
+// Checks on frames read (each failure is an error after which the
+// connection cannot be used):
+//   - both checksums, unless they are 0 or SetVerify(false) was called;
+//   - a client checks that a response carries its connection id, the
+//     request id it sent and the next sequence number;
+//   - a server checks the connection id (when it was given one) and that a
+//     frame with a non-zero sequence continues the current request.
+//
+// Frames written carry the framer's connection id, the current request id
+// (a client's own, a server's last received) and consecutive sequence
+// numbers, with the compressed-protocol sequence byte equal to the OB20
+// one and both checksums filled.
+//
+// An OB20Framer is used by one reading and one writing goroutine at a time;
+// the request/response turn-taking of the protocol orders their use of the
+// shared sequence.
+type OB20Framer struct {
+	r      io.Reader
+	w      io.Writer
+	role   FramerRole
+	connID uint32
+	verify bool
+
+	hdr    OB20Header
+	rbuf   []byte
+	extra  []byte
+	unread []byte
+
+	requestID     uint32
+	nextRequestID uint32
+	nextSeq       uint8
+	maxPayload    int
+	wbuf          []byte
+}
+
+// NewOB20Framer returns a framer for one end of a connection. connID is the
+// server's connection id (the thread id of its handshake); a server framer
+// given 0 accepts any connection id.
+func NewOB20Framer(r io.Reader, w io.Writer, role FramerRole, connID uint32) *OB20Framer {
+	return &OB20Framer{r: r, w: w, role: role, connID: connID, verify: true,
+		maxPayload: OB20MaxPayload, nextRequestID: 1}
+}
+
+// SetVerify turns checksum verification of frames read on or off. ODP does
+// not verify requests from its clients; obgate's servers always verify.
+func (f *OB20Framer) SetVerify(on bool) { f.verify = on }
+
+// SetMaxPayload sets the largest payload of a frame written (ODP cuts
+// requests to servers at 8 MiB). Values outside 1..OB20MaxPayload mean
+// OB20MaxPayload.
+func (f *OB20Framer) SetMaxPayload(n int) {
+	if n <= 0 || n > OB20MaxPayload {
+		n = OB20MaxPayload
+	}
+	f.maxPayload = n
+}
+
+// SetNextRequestID sets the id BeginRequest hands out next (ODP seeds it at
+// random; tests want a fixed value). Only the low 24 bits are used.
+func (f *OB20Framer) SetNextRequestID(id uint32) { f.nextRequestID = id & 0xffffff }
+
+// BeginRequest starts a new request on a client framer: it takes the next
+// request id and resets the sequence to 0. It returns the request id.
+func (f *OB20Framer) BeginRequest() uint32 {
+	f.requestID = f.nextRequestID
+	f.nextRequestID = (f.nextRequestID + 1) & 0xffffff
+	f.nextSeq = 0
+	return f.requestID
+}
+
+// RequestID is the id of the current request.
+func (f *OB20Framer) RequestID() uint32 { return f.requestID }
+
+// NextSequence is the sequence number the next frame written will carry,
+// and the one a client expects on the next frame read.
+func (f *OB20Framer) NextSequence() uint8 { return f.nextSeq }
+
+// Header returns the header of the last frame read.
+func (f *OB20Framer) Header() OB20Header { return f.hdr }
+
+// ReadFrame reads the next frame and returns its header, its extra-info
+// block (nil when absent) and its MySQL packet bytes; the slices are
+// borrowed until the next read. Packet bytes of an earlier frame not yet
+// consumed by Read are dropped.
+func (f *OB20Framer) ReadFrame() (h OB20Header, extra, packets []byte, err error) {
+	f.rbuf = growLen(f.rbuf[:0], OB20FrameHeaderLen)
+	if _, err = io.ReadFull(f.r, f.rbuf); err != nil {
+		return h, nil, nil, err
+	}
+	if h, err = ParseOB20Header(f.rbuf); err != nil {
+		if !f.verify && err == ErrOB20HeaderChecksum {
+			err = nil
+		} else {
+			return h, nil, nil, err
+		}
+	}
+	n := h.FrameLen()
+	f.rbuf = growLen(f.rbuf, n-OB20FrameHeaderLen)
+	if _, err = io.ReadFull(f.r, f.rbuf[OB20FrameHeaderLen:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return h, nil, nil, err
+	}
+	payload := f.rbuf[OB20FrameHeaderLen : n-OB20TrailerLen]
+	if f.verify {
+		if _, _, _, err = ParseOB20Frame(f.rbuf); err != nil {
+			return h, nil, nil, err
+		}
+	}
+	if err = f.checkOrder(h); err != nil {
+		return h, nil, nil, err
+	}
+	extra, packets, ok := SplitOB20Payload(h.Flags, payload)
+	if !ok {
+		return h, nil, nil, ErrOB20Malformed
+	}
+	f.hdr, f.extra, f.unread = h, extra, packets
+	return h, extra, packets, nil
+}
+
+func (f *OB20Framer) checkOrder(h OB20Header) error {
+	switch f.role {
+	case FramerClient:
+		if f.connID != 0 && h.ConnectionID != f.connID {
+			return fmt.Errorf("%w: connection id %d, want %d", ErrOB20Sequence, h.ConnectionID, f.connID)
+		}
+		if h.RequestID != f.requestID {
+			return fmt.Errorf("%w: request id %d, want %d", ErrOB20Sequence, h.RequestID, f.requestID)
+		}
+		if h.Seq != f.nextSeq {
+			return fmt.Errorf("%w: sequence %d, want %d", ErrOB20Sequence, h.Seq, f.nextSeq)
+		}
+	default:
+		if f.connID != 0 && h.ConnectionID != f.connID {
+			return fmt.Errorf("%w: connection id %d, want %d", ErrOB20Sequence, h.ConnectionID, f.connID)
+		}
+		if h.Seq != 0 && (h.Seq != f.nextSeq || h.RequestID != f.requestID) {
+			return fmt.Errorf("%w: sequence %d of request %d, want %d of request %d",
+				ErrOB20Sequence, h.Seq, h.RequestID, f.nextSeq, f.requestID)
+		}
+		f.requestID = h.RequestID
+	}
+	f.nextSeq = h.Seq + 1
+	return nil
+}
+
+// Read implements io.Reader over the MySQL packet bytes of incoming frames.
+func (f *OB20Framer) Read(p []byte) (int, error) {
+	for len(f.unread) == 0 {
+		if _, _, _, err := f.ReadFrame(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, f.unread)
+	f.unread = f.unread[n:]
+	return n, nil
+}
+
+// Buffered reports how many packet bytes of the last frame are waiting to be
+// read.
+func (f *OB20Framer) Buffered() int { return len(f.unread) }
+
+// Write sends p as the final part of the current request or response: as
+// one frame with OB20LastPacket, or several when p is larger than the
+// maximum payload. It is what a PacketIO flushing whole requests or
+// responses needs.
+func (f *OB20Framer) Write(p []byte) (int, error) {
+	if err := f.WriteFrame(p, nil, OB20LastPacket); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteFrame sends packets (and, when extra is not nil, an extra-info block
+// in the first frame) as one frame, or several when they exceed the maximum
+// payload. flags are copied into every frame except that OB20LastPacket is
+// kept only on the final one and OB20ExtraInfoExist follows extra. Steady
+// use does not allocate.
+func (f *OB20Framer) WriteFrame(packets, extra []byte, flags OB20Flags) error {
+	f.wbuf = f.wbuf[:0]
+	for first := true; first || len(packets) > 0; first = false {
+		room := f.maxPayload
+		ex := []byte(nil)
+		if first && extra != nil {
+			ex = extra
+			room -= 4 + len(extra)
+			if room < 0 {
+				return fmt.Errorf("mysqlproto: OB20 extra info of %d bytes does not fit a frame", len(extra))
+			}
+		}
+		n := min(len(packets), room)
+		fl := flags
+		if n < len(packets) {
+			fl &^= OB20LastPacket
+		}
+		h := OB20Header{CompressedSeq: f.nextSeq, ConnectionID: f.connID, RequestID: f.requestID,
+			Seq: f.nextSeq, Flags: fl}
+		f.wbuf = AppendOB20Frame(f.wbuf, h, ex, packets[:n])
+		f.nextSeq++
+		packets = packets[n:]
+	}
+	_, err := f.w.Write(f.wbuf)
+	if cap(f.wbuf) > 1<<20 {
+		f.wbuf = nil
+	}
+	return err
+}

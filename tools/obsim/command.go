@@ -1,0 +1,512 @@
+package obsim
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// dispatch handles one client command.
+func (s *session) dispatch(pkt []byte) error {
+	cmd := mysqlproto.Command(pkt[0])
+	start := time.Now()
+	switch cmd {
+	case mysqlproto.ComQuit:
+		return errQuit
+	case mysqlproto.ComQuery:
+		return s.query(string(pkt[1:]), start)
+	case mysqlproto.ComStmtPrepare:
+		return s.prepare(pkt, start)
+	case mysqlproto.ComStmtExecute:
+		return s.execute(pkt, start)
+	case mysqlproto.ComStmtClose:
+		if len(pkt) >= 5 {
+			delete(s.stmts, binary.LittleEndian.Uint32(pkt[1:]))
+		}
+		_, err := s.relay(cmd, pkt, nil)
+		return err
+	case mysqlproto.ComInitDB:
+		entry := LogEntry{Command: "init_db", SQL: string(pkt[1:]), Local: true}
+		res, err := s.relay(cmd, pkt, nil)
+		if err == nil && !res.isErr {
+			s.db = string(pkt[1:])
+		}
+		s.finishEntry(&entry, res, start)
+		return s.finish(err)
+	case mysqlproto.ComChangeUser:
+		return s.changeUser(pkt, start)
+	case mysqlproto.ComResetConnection:
+		res, err := s.relay(cmd, pkt, nil)
+		if err == nil && !res.isErr {
+			s.vars = map[string]string{}
+			s.stmts = map[uint32]string{}
+		}
+		entry := LogEntry{Command: "reset_connection", Local: true}
+		s.finishEntry(&entry, res, start)
+		return s.finish(err)
+	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave, mysqlproto.ComStmtBulkExecute:
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Unknown command"))
+	}
+	_, err := s.relay(cmd, pkt, nil)
+	return s.finish(err)
+}
+
+// finish sends what a relayed response left in the output buffer, unless
+// relaying failed.
+func (s *session) finish(err error) error {
+	if err != nil {
+		return err
+	}
+	return s.out.finish()
+}
+
+// relayResult is what a relayed response ended with.
+type relayResult struct {
+	isErr bool
+	code  uint16
+}
+
+// finishEntry completes and records a log entry.
+func (s *session) finishEntry(e *LogEntry, res relayResult, start time.Time) {
+	e.Result = "ok"
+	if res.isErr {
+		e.Result, e.Code = "error", res.code
+	}
+	s.record(*e, start)
+}
+
+// placement decides where a statement "ran": its table, the partitions it
+// can touch, and whether they are local to this node (leaders, or replicas
+// for a weak read). Statements without a topology table are local.
+func (s *session) placement(st *stmtInfo) (table string, parts []string, local, weak bool) {
+	weak = (st.weak || s.weakSession()) && st.isRead()
+	if st.table == "" {
+		return "", nil, true, weak
+	}
+	db := st.db
+	if db == "" {
+		db = s.db
+	}
+	table = db + "." + st.table
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	t := s.c.tableFor(s.tenant.name, db, st.table)
+	if t == nil {
+		return table, nil, true, weak
+	}
+	tablets, all := t.tabletsFor(st)
+	local = true
+	for _, tb := range tablets {
+		if weak {
+			local = local && tb.hasReplica(s.n.name)
+		} else {
+			local = local && tb.leader == s.n.name
+		}
+		if !all {
+			parts = append(parts, tb.name)
+		}
+	}
+	return table, parts, local, weak
+}
+
+// query handles COM_QUERY.
+func (s *session) query(sql string, start time.Time) error {
+	entry := LogEntry{Command: "query", SQL: sql}
+	if e := s.c.faults.match(s.n.name, sql, false); e != nil {
+		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
+		st := analyze(sql)
+		entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
+		s.record(entry, start)
+		return s.sendErr(e)
+	}
+	lx := lex(sql)
+	st := analyzeLexed(lx)
+	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
+	if st.table != "" {
+		s.lastHit = entry.Local
+	}
+
+	if k, ok, err := s.tryKill(lx.toks); ok {
+		res := relayResult{}
+		if k != nil {
+			res = relayResult{isErr: true, code: k.Code}
+			entry.Local = true
+			s.finishEntry(&entry, res, start)
+			return s.sendErr(k)
+		}
+		entry.Local = true
+		s.finishEntry(&entry, res, start)
+		if err != nil {
+			return err
+		}
+		return s.sendOK(nil)
+	}
+
+	relaySQL := sql
+	var changes []varChange
+	if st.kind == stmtSet {
+		var serr *mysqlproto.SQLError
+		relaySQL, changes, serr = s.handleSet(sql, lx.toks)
+		if serr != nil {
+			s.finishEntry(&entry, relayResult{isErr: true, code: serr.Code}, start)
+			return s.sendErr(serr)
+		}
+	} else if rewritten, changed := s.rewriteRefs(sql, lx.toks); changed {
+		relaySQL = rewritten
+	}
+
+	var extra []byte
+	if s.caps.Has(mysqlproto.ClientSessionTrack) {
+		for _, ch := range changes {
+			extra = mysqlproto.AppendSystemVariableState(extra, ch.name, ch.value)
+		}
+		if st.table != "" {
+			extra = mysqlproto.AppendSystemVariableState(extra, mysqlproto.OBPartitionHitVar, hitValue(entry.Local))
+		}
+	}
+	if relaySQL == "" {
+		for _, ch := range changes {
+			s.vars[ch.name] = ch.value
+		}
+		s.finishEntry(&entry, relayResult{}, start)
+		return s.sendOK(extra)
+	}
+	payload := make([]byte, 0, len(relaySQL)+1)
+	payload = append(payload, byte(mysqlproto.ComQuery))
+	payload = append(payload, relaySQL...)
+	res, err := s.relay(mysqlproto.ComQuery, payload, extra)
+	if err == nil && !res.isErr {
+		for _, ch := range changes {
+			s.vars[ch.name] = ch.value
+		}
+		if st.kind == stmtUse && st.db != "" {
+			s.db = st.db
+		}
+	}
+	s.finishEntry(&entry, res, start)
+	return s.finish(err)
+}
+
+func hitValue(local bool) string {
+	if local {
+		return "1"
+	}
+	return "0"
+}
+
+// prepare handles COM_STMT_PREPARE.
+func (s *session) prepare(pkt []byte, start time.Time) error {
+	sqlText := string(pkt[1:])
+	entry := LogEntry{Command: "prepare", SQL: sqlText, Local: true}
+	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
+		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
+		s.record(entry, start)
+		return s.sendErr(e)
+	}
+	res, err := s.relay(mysqlproto.ComStmtPrepare, pkt, nil)
+	if err == nil && !res.isErr {
+		id, _, _ := s.scanner.Prepared()
+		s.stmts[id] = sqlText
+	}
+	s.finishEntry(&entry, res, start)
+	return s.finish(err)
+}
+
+// execute handles COM_STMT_EXECUTE. Parameter values are not decoded, so a
+// statement whose partition key is a placeholder counts as touching every
+// partition.
+func (s *session) execute(pkt []byte, start time.Time) error {
+	var sqlText string
+	if len(pkt) >= 5 {
+		sqlText = s.stmts[binary.LittleEndian.Uint32(pkt[1:])]
+	}
+	entry := LogEntry{Command: "execute", SQL: sqlText}
+	st := analyze(sqlText)
+	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
+	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
+		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
+		s.record(entry, start)
+		return s.sendErr(e)
+	}
+	var extra []byte
+	if st.table != "" {
+		s.lastHit = entry.Local
+		if s.caps.Has(mysqlproto.ClientSessionTrack) {
+			extra = mysqlproto.AppendSystemVariableState(nil, mysqlproto.OBPartitionHitVar, hitValue(entry.Local))
+		}
+	}
+	res, err := s.relay(mysqlproto.ComStmtExecute, pkt, extra)
+	s.finishEntry(&entry, res, start)
+	return s.finish(err)
+}
+
+// relay sends a command to MariaDB and streams the response back to the
+// client packet by packet, without materialising rows. OK packets that end
+// a result get extra appended to their session state (when the client
+// tracks session state); schema changes in them update the session. The
+// end of the response stays buffered until the caller calls finish, so that
+// the statement is logged before the client sees its answer.
+func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte) (relayResult, error) {
+	var res relayResult
+	s.beW, _ = mysqlproto.AppendPacket(s.beW[:0], 0, payload)
+	if _, err := s.be.Conn().Write(s.beW); err != nil {
+		return res, err
+	}
+	if cap(s.beW) > 1<<20 {
+		s.beW = nil
+	}
+	if !cmd.HasResponse() {
+		return res, nil
+	}
+	s.scanner.Reset(cmd, s.be.Caps, s.status)
+	buf := s.rbuf[:0]
+	defer func() {
+		if cap(buf) > 1<<20 {
+			buf = nil
+		}
+		s.rbuf = buf[:0]
+	}()
+	for {
+		n, ev := s.scanner.Scan(buf)
+		switch ev {
+		case mysqlproto.ScanNeedMore:
+			s.out.write(buf[:n])
+			buf = buf[:copy(buf, buf[n:])]
+			if s.scanner.Done() {
+				s.status = s.scanner.Status()
+				return res, nil
+			}
+			want := max(s.scanner.Want(), len(buf)+1)
+			if cap(buf) < want || cap(buf)-len(buf) < 4096 {
+				nb := make([]byte, len(buf), max(want, 2*cap(buf), 16<<10))
+				copy(nb, buf)
+				buf = nb
+			}
+			m, err := io.ReadAtLeast(s.beRd, buf[len(buf):cap(buf)], 1)
+			if err != nil {
+				return res, fmt.Errorf("read from MariaDB: %w", err)
+			}
+			buf = buf[:len(buf)+m]
+		case mysqlproto.ScanTerminator:
+			pkt := s.scanner.Packet()
+			end := n - len(pkt) - mysqlproto.HeaderLen
+			s.out.write(buf[:end])
+			s.out.write(s.terminator(cmd, buf[end:n], pkt, extra, &res))
+			buf = buf[:copy(buf, buf[n:])]
+			if s.scanner.Done() {
+				s.status = s.scanner.Status()
+				return res, nil
+			}
+		case mysqlproto.ScanLocalInfile:
+			s.out.write(buf[:n])
+			buf = buf[:copy(buf, buf[n:])]
+			if err := s.out.finish(); err != nil {
+				return res, err
+			}
+			if err := s.relayInfile(s.scanner.LastSequence() + 1); err != nil {
+				return res, err
+			}
+		default:
+			return res, fmt.Errorf("MariaDB response: %v", s.scanner.Err())
+		}
+	}
+}
+
+// terminator returns the bytes to send for a terminating packet: the
+// original, or an OK with extra session state appended.
+func (s *session) terminator(cmd mysqlproto.Command, raw, pkt, extra []byte, res *relayResult) []byte {
+	if pkt[0] == mysqlproto.ERRHeader {
+		e, _ := mysqlproto.ParseERR(pkt)
+		res.isErr, res.code = true, e.Code
+		return raw
+	}
+	isOK := pkt[0] == mysqlproto.OKHeader || (pkt[0] == mysqlproto.EOFHeader && s.be.Caps.Has(mysqlproto.ClientDeprecateEOF))
+	if !isOK || cmd == mysqlproto.ComStmtPrepare || !s.caps.Has(mysqlproto.ClientSessionTrack) {
+		return raw
+	}
+	ok, good := mysqlproto.ParseOK(pkt, s.be.Caps)
+	if !good {
+		return raw
+	}
+	it := mysqlproto.SessionStates(ok.SessionState)
+	for {
+		typ, data, more := it.Next()
+		if !more {
+			break
+		}
+		if typ == mysqlproto.SessionTrackSchema {
+			if name, _, good := mysqlproto.ReadLenEncString(data, 0); good {
+				s.db = string(name)
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return raw
+	}
+	ok.SessionState = append(append([]byte(nil), ok.SessionState...), extra...)
+	var payload []byte
+	if pkt[0] == mysqlproto.OKHeader {
+		payload = mysqlproto.AppendOK(nil, ok, s.caps)
+	} else {
+		payload = mysqlproto.AppendOKAsEOF(nil, ok, s.caps)
+	}
+	out, _ := mysqlproto.AppendPacket(nil, raw[3], payload)
+	return out
+}
+
+// relayInfile copies the client's LOCAL INFILE packets to MariaDB up to and
+// including the empty one.
+func (s *session) relayInfile(seq uint8) error {
+	s.pio.SetSequence(seq)
+	for {
+		p, err := s.pio.ReadPacket()
+		if err != nil {
+			return err
+		}
+		s.beW, seq = mysqlproto.AppendPacket(s.beW[:0], seq, p)
+		if _, err := s.be.Conn().Write(s.beW); err != nil {
+			return err
+		}
+		if len(p) == 0 {
+			return nil
+		}
+	}
+}
+
+// sendOK answers the current command with an OK.
+func (s *session) sendOK(state []byte) error {
+	ok := mysqlproto.OK{Status: s.status}
+	if s.caps.Has(mysqlproto.ClientSessionTrack) {
+		ok.SessionState = state
+	}
+	s.out.writePacket(s.pio.Sequence(), mysqlproto.AppendOK(nil, ok, s.caps))
+	return s.out.finish()
+}
+
+// sendErr answers the current command with an ERR.
+func (s *session) sendErr(e *mysqlproto.SQLError) error {
+	s.out.writePacket(s.pio.Sequence(), e.AppendPacket(nil))
+	return s.out.finish()
+}
+
+// tryKill handles KILL [CONNECTION | QUERY] id with OceanBase session ids
+// (the handshake thread ids of obsim sessions on any node). ok reports
+// whether the statement was a KILL; kerr is the error to answer with.
+func (s *session) tryKill(toks []token) (kerr *mysqlproto.SQLError, ok bool, err error) {
+	if len(toks) < 2 || !toks[0].is("KILL") {
+		return nil, false, nil
+	}
+	i := 1
+	queryOnly := false
+	if toks[i].is("CONNECTION") {
+		i++
+	} else if toks[i].is("QUERY") {
+		queryOnly = true
+		i++
+	}
+	if i >= len(toks) || toks[i].kind != tokNumber {
+		return nil, false, nil
+	}
+	id, perr := strconv.ParseUint(toks[i].val, 10, 32)
+	if perr != nil {
+		return nil, false, nil
+	}
+	var target *session
+	for _, n := range s.c.nodeList {
+		if t := n.findSession(uint32(id)); t != nil {
+			target = t
+			break
+		}
+	}
+	if target == nil {
+		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", id), true, nil
+	}
+	if !queryOnly {
+		if target == s {
+			return nil, true, errQuit
+		}
+		target.kill()
+		return nil, true, nil
+	}
+	target.mu.Lock()
+	be := target.be
+	target.mu.Unlock()
+	if be != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.c.admin.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", be.ConnectionID())); err != nil {
+			s.c.logger.Debug("kill query", "err", err)
+		}
+	}
+	return nil, true, nil
+}
+
+// changeUser handles COM_CHANGE_USER: the new identity is verified against
+// the session's scramble and a new MariaDB login replaces the old one.
+func (s *session) changeUser(pkt []byte, start time.Time) error {
+	user, p, ok := mysqlproto.ReadNullString(pkt, 1)
+	var auth []byte
+	if ok && p < len(pkt) {
+		auth, p, ok = mysqlproto.ReadFixed(pkt, p+1, int(pkt[p]))
+	}
+	var db []byte
+	if ok {
+		db, p, ok = mysqlproto.ReadNullString(pkt, p)
+	}
+	_ = p
+	entry := LogEntry{Command: "change_user", SQL: string(user), Local: true}
+	if !ok {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Malformed COM_CHANGE_USER"))
+	}
+	id := parseIdentity(string(user))
+	s.c.mu.Lock()
+	tenant := s.c.tenantByName(id.tenant)
+	s.c.mu.Unlock()
+	scramble := s.scramble
+	if s.clientType == "proxy" {
+		scramble = []byte(mysqlproto.OBProxyScramble)
+	}
+	stage1, good := s.verifyPassword(id.user, scramble, auth)
+	if tenant == nil || !good {
+		e := mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)",
+			id.user, nodeIP, yesNo(len(auth) > 0))
+		entry.Result, entry.Code = "error", e.Code
+		s.record(entry, start)
+		_ = s.sendErr(e)
+		return e
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	be, err := mysqlproto.Dial(ctx, s.c.mariaAddr, mysqlproto.ClientOptions{User: id.user, PasswordStage1: stage1,
+		Database: string(db), Capability: s.be.Caps})
+	cancel()
+	if err != nil {
+		se, isSQL := mysqlproto.AsSQLError(err)
+		if !isSQL {
+			se = mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obsim: MariaDB: %v", err)
+		}
+		entry.Result, entry.Code = "error", se.Code
+		s.record(entry, start)
+		return s.sendErr(se)
+	}
+	if be.Caps.Has(mysqlproto.ClientSessionTrack) {
+		if _, err := be.Exec("SET SESSION session_track_system_variables='*', session_track_schema=ON, session_track_state_change=ON"); err != nil {
+			be.Close()
+			return err
+		}
+	}
+	s.mu.Lock()
+	old := s.be
+	s.be, s.beRd = be, be.Reader()
+	s.mu.Unlock()
+	old.Close()
+	s.user, s.tenant, s.db, s.status = id.user, tenant, string(db), be.Status
+	s.vars = map[string]string{}
+	s.stmts = map[uint32]string{}
+	s.record(LogEntry{Command: "change_user", SQL: string(user), Local: true, Result: "ok"}, start)
+	return s.sendOK(nil)
+}
