@@ -37,6 +37,11 @@ const (
 	// ScanError: the response breaks the protocol; Err says how. The
 	// connection cannot be used any more.
 	ScanError
+	// ScanPrepared: the OK that opens a COM_STMT_PREPARE response was just
+	// consumed; Packet returns it (a proxy may rewrite the statement id in
+	// place) and Prepared its fields. Parameter and column definitions
+	// may follow; keep scanning.
+	ScanPrepared
 )
 
 type scanPhase uint8
@@ -373,10 +378,9 @@ func (s *ResponseScanner) inspectPrepareOK(p []byte) (ScanEvent, bool) {
 		s.phase, s.count = phPrepareColumns, uint64(s.nColumns)
 	default:
 		s.phase = phDone
-		s.packet, s.isErr = p, false
-		return ScanTerminator, true
 	}
-	return 0, false
+	s.packet, s.isErr = p, false
+	return ScanPrepared, true
 }
 
 // terminate handles an OK, EOF or ERR that ends a result.

@@ -55,9 +55,9 @@ func (w *wire) resultSet(ncols, rows int, deprecateEOF bool, status ServerStatus
 // with the last column definition, so no terminator event is seen.
 func prepareEvents(deprecateEOF bool) []ScanEvent {
 	if deprecateEOF {
-		return nil
+		return []ScanEvent{ScanPrepared}
 	}
-	return []ScanEvent{ScanTerminator}
+	return []ScanEvent{ScanPrepared, ScanTerminator}
 }
 
 type scanResult struct {
@@ -172,7 +172,7 @@ func TestScannerResponses(t *testing.T) {
 				prepareEvents(dep), 0},
 			tc{name("prepare no params no columns"), ComStmtPrepare, caps,
 				new(wire).packet([]byte{0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}).b,
-				[]ScanEvent{ScanTerminator}, 0},
+				[]ScanEvent{ScanPrepared}, 0},
 			tc{name("cursor open"), ComStmtExecute, caps,
 				func() []byte {
 					w := new(wire)
