@@ -28,11 +28,11 @@ func (s *session) dispatch(pkt []byte) error {
 		if len(pkt) >= 5 {
 			delete(s.stmts, binary.LittleEndian.Uint32(pkt[1:]))
 		}
-		_, err := s.relay(cmd, pkt, nil)
+		_, err := s.relay(cmd, pkt, nil, false)
 		return err
 	case mysqlproto.ComInitDB:
 		entry := LogEntry{Command: "init_db", SQL: string(pkt[1:]), Local: true}
-		res, err := s.relay(cmd, pkt, nil)
+		res, err := s.relay(cmd, pkt, nil, false)
 		if err == nil && !res.isErr {
 			s.db = string(pkt[1:])
 		}
@@ -41,9 +41,10 @@ func (s *session) dispatch(pkt []byte) error {
 	case mysqlproto.ComChangeUser:
 		return s.changeUser(pkt, start)
 	case mysqlproto.ComResetConnection:
-		res, err := s.relay(cmd, pkt, nil)
+		res, err := s.relay(cmd, pkt, nil, false)
 		if err == nil && !res.isErr {
 			s.vars = map[string]string{}
+			s.userVars = map[string]string{}
 			s.stmts = map[uint32]string{}
 		}
 		entry := LogEntry{Command: "reset_connection", Local: true}
@@ -52,7 +53,7 @@ func (s *session) dispatch(pkt []byte) error {
 	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave, mysqlproto.ComStmtBulkExecute:
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Unknown command"))
 	}
-	_, err := s.relay(cmd, pkt, nil)
+	_, err := s.relay(cmd, pkt, nil, false)
 	return s.finish(err)
 }
 
@@ -69,6 +70,9 @@ func (s *session) finish(err error) error {
 type relayResult struct {
 	isErr bool
 	code  uint16
+	// held is the final OK (framed, copied) when relay was asked to hold
+	// it back; the caller sends it with sendHeld.
+	held []byte
 }
 
 // finishEntry completes and records a log entry.
@@ -161,12 +165,16 @@ func (s *session) query(sql string, start time.Time) error {
 	}
 
 	var extra []byte
+	var users userVarRefs
 	if s.caps.Has(mysqlproto.ClientSessionTrack) {
 		for _, ch := range changes {
 			extra = mysqlproto.AppendSystemVariableState(extra, ch.name, ch.value)
 		}
 		if st.table != "" {
 			extra = mysqlproto.AppendSystemVariableState(extra, mysqlproto.OBPartitionHitVar, hitValue(entry.Local))
+		}
+		if s.obClient {
+			users = findUserVarAssignments(lx.toks)
 		}
 	}
 	if relaySQL == "" {
@@ -179,7 +187,10 @@ func (s *session) query(sql string, start time.Time) error {
 	payload := make([]byte, 0, len(relaySQL)+1)
 	payload = append(payload, byte(mysqlproto.ComQuery))
 	payload = append(payload, relaySQL...)
-	res, err := s.relay(mysqlproto.ComQuery, payload, extra)
+	res, err := s.relay(mysqlproto.ComQuery, payload, extra, !users.empty())
+	if err == nil && res.held != nil {
+		err = s.sendHeld(mysqlproto.ComQuery, &res, extra, users)
+	}
 	if err == nil && !res.isErr {
 		for _, ch := range changes {
 			s.vars[ch.name] = ch.value
@@ -208,7 +219,7 @@ func (s *session) prepare(pkt []byte, start time.Time) error {
 		s.record(entry, start)
 		return s.sendErr(e)
 	}
-	res, err := s.relay(mysqlproto.ComStmtPrepare, pkt, nil)
+	res, err := s.relay(mysqlproto.ComStmtPrepare, pkt, nil, false)
 	if err == nil && !res.isErr {
 		id, _, _ := s.scanner.Prepared()
 		s.stmts[id] = sqlText
@@ -226,7 +237,8 @@ func (s *session) execute(pkt []byte, start time.Time) error {
 		sqlText = s.stmts[binary.LittleEndian.Uint32(pkt[1:])]
 	}
 	entry := LogEntry{Command: "execute", SQL: sqlText}
-	st := analyze(sqlText)
+	lx := lex(sqlText)
+	st := analyzeLexed(lx)
 	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
 	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
 		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
@@ -240,7 +252,14 @@ func (s *session) execute(pkt []byte, start time.Time) error {
 			extra = mysqlproto.AppendSystemVariableState(nil, mysqlproto.OBPartitionHitVar, hitValue(entry.Local))
 		}
 	}
-	res, err := s.relay(mysqlproto.ComStmtExecute, pkt, extra)
+	var users userVarRefs
+	if s.obClient && s.caps.Has(mysqlproto.ClientSessionTrack) {
+		users = findUserVarAssignments(lx.toks)
+	}
+	res, err := s.relay(mysqlproto.ComStmtExecute, pkt, extra, !users.empty())
+	if err == nil && res.held != nil {
+		err = s.sendHeld(mysqlproto.ComStmtExecute, &res, extra, users)
+	}
 	s.finishEntry(&entry, res, start)
 	return s.finish(err)
 }
@@ -250,8 +269,10 @@ func (s *session) execute(pkt []byte, start time.Time) error {
 // a result get extra appended to their session state (when the client
 // tracks session state); schema changes in them update the session. The
 // end of the response stays buffered until the caller calls finish, so that
-// the statement is logged before the client sees its answer.
-func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte) (relayResult, error) {
+// the statement is logged before the client sees its answer. With hold,
+// an OK that ends the whole response is not written but returned in
+// relayResult.held, for the caller to complete with sendHeld.
+func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte, hold bool) (relayResult, error) {
 	var res relayResult
 	s.beW, _ = mysqlproto.AppendPacket(s.beW[:0], 0, payload)
 	if _, err := s.be.Conn().Write(s.beW); err != nil {
@@ -296,7 +317,11 @@ func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte) (r
 			pkt := s.scanner.Packet()
 			end := n - len(pkt) - mysqlproto.HeaderLen
 			s.out.write(buf[:end])
-			s.out.write(s.terminator(cmd, buf[end:n], pkt, extra, &res))
+			if hold && s.scanner.Done() && s.reportsState(cmd, pkt) {
+				res.held = append([]byte(nil), buf[end:n]...)
+			} else {
+				s.out.write(s.terminator(cmd, buf[end:n], pkt, extra, nil, &res))
+			}
 			buf = buf[:copy(buf, buf[n:])]
 			if s.scanner.Done() {
 				s.status = s.scanner.Status()
@@ -317,16 +342,26 @@ func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte) (r
 	}
 }
 
+// reportsState reports whether the terminating packet pkt is an OK that
+// can carry session state to the client: an OK, or the OK-as-EOF that ends
+// a result set under DEPRECATE_EOF, of a command other than
+// COM_STMT_PREPARE, for a client that tracks session state.
+func (s *session) reportsState(cmd mysqlproto.Command, pkt []byte) bool {
+	isOK := pkt[0] == mysqlproto.OKHeader || (pkt[0] == mysqlproto.EOFHeader && s.be.Caps.Has(mysqlproto.ClientDeprecateEOF))
+	return isOK && cmd != mysqlproto.ComStmtPrepare && s.caps.Has(mysqlproto.ClientSessionTrack)
+}
+
 // terminator returns the bytes to send for a terminating packet: the
-// original, or an OK with extra session state appended.
-func (s *session) terminator(cmd mysqlproto.Command, raw, pkt, extra []byte, res *relayResult) []byte {
+// original, or an OK with extra session state appended (and, when users
+// is not empty, merged with the user variables as an OBServer reports
+// them).
+func (s *session) terminator(cmd mysqlproto.Command, raw, pkt, extra []byte, users []varChange, res *relayResult) []byte {
 	if pkt[0] == mysqlproto.ERRHeader {
 		e, _ := mysqlproto.ParseERR(pkt)
 		res.isErr, res.code = true, e.Code
 		return raw
 	}
-	isOK := pkt[0] == mysqlproto.OKHeader || (pkt[0] == mysqlproto.EOFHeader && s.be.Caps.Has(mysqlproto.ClientDeprecateEOF))
-	if !isOK || cmd == mysqlproto.ComStmtPrepare || !s.caps.Has(mysqlproto.ClientSessionTrack) {
+	if !s.reportsState(cmd, pkt) {
 		return raw
 	}
 	ok, good := mysqlproto.ParseOK(pkt, s.be.Caps)
@@ -345,10 +380,14 @@ func (s *session) terminator(cmd mysqlproto.Command, raw, pkt, extra []byte, res
 			}
 		}
 	}
-	if len(extra) == 0 {
+	switch {
+	case len(users) > 0:
+		ok.SessionState = userVarState(ok.SessionState, extra, users)
+	case len(extra) > 0:
+		ok.SessionState = append(append([]byte(nil), ok.SessionState...), extra...)
+	default:
 		return raw
 	}
-	ok.SessionState = append(append([]byte(nil), ok.SessionState...), extra...)
 	var payload []byte
 	if pkt[0] == mysqlproto.OKHeader {
 		payload = mysqlproto.AppendOK(nil, ok, s.caps)
@@ -357,6 +396,19 @@ func (s *session) terminator(cmd mysqlproto.Command, raw, pkt, extra []byte, res
 	}
 	out, _ := mysqlproto.AppendPacket(nil, raw[3], payload)
 	return out
+}
+
+// sendHeld completes a response whose final OK relay held back: it reads
+// the user variables the statement may have assigned and writes the OK
+// with them (and extra) in its session state.
+func (s *session) sendHeld(cmd mysqlproto.Command, res *relayResult, extra []byte, refs userVarRefs) error {
+	users, err := s.readUserVars(refs)
+	if err != nil {
+		return fmt.Errorf("read user variables from MariaDB: %w", err)
+	}
+	s.out.write(s.terminator(cmd, res.held, res.held[mysqlproto.HeaderLen:], extra, users, res))
+	res.held = nil
+	return nil
 }
 
 // relayInfile copies the client's LOCAL INFILE packets to MariaDB up to and
@@ -506,6 +558,7 @@ func (s *session) changeUser(pkt []byte, start time.Time) error {
 	old.Close()
 	s.user, s.tenant, s.db, s.status = id.user, tenant, string(db), be.Status
 	s.vars = map[string]string{}
+	s.userVars = map[string]string{}
 	s.stmts = map[uint32]string{}
 	s.record(LogEntry{Command: "change_user", SQL: string(user), Local: true, Result: "ok"}, start)
 	return s.sendOK(nil)

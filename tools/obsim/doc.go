@@ -4,8 +4,9 @@
 // ob_capability_flag, OB 2.0 or compressed framing), relay SQL to one shared
 // MariaDB, answer the metadata SQL ODP sends from real tables kept in step
 // with the topology, report ob_proxy_partition_hit from their own partition
-// calculation, and can be stopped, hung, slowed, marked inactive, made to
-// fail statements with chosen error codes, or lose partition leaders.
+// calculation and the user variables a statement assigned (uservars.go),
+// and can be stopped, hung, slowed, marked inactive, made to fail
+// statements with chosen error codes, or lose partition leaders.
 //
 // Start builds a Cluster from a Topology; Cluster and Node methods are the
 // fault API, and ControlHandler / ServeControl expose it over HTTP for the

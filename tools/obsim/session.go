@@ -36,11 +36,13 @@ type session struct {
 	caps       mysqlproto.Capability // negotiated with the client
 	obCaps     mysqlproto.OBCapability
 	clientType string // proxy or direct
+	obClient   bool   // ODP or an OceanBase driver: gets user variables in OKs
 	user       string // MariaDB user
 	tenant     *tenantModel
 	db         string
 	status     mysqlproto.ServerStatus
 	vars       map[string]string
+	userVars   map[string]string // user variable → literal last reported
 	lastHit    bool
 
 	mu   sync.Mutex // guards be for kill
@@ -55,7 +57,7 @@ type session struct {
 
 func newSession(n *Node, conn net.Conn) *session {
 	return &session{n: n, c: n.c, conn: conn, id: n.c.nextSessionID(), done: make(chan struct{}),
-		protocol: "mysql", clientType: "direct", vars: map[string]string{}, lastHit: true,
+		protocol: "mysql", clientType: "direct", vars: map[string]string{}, userVars: map[string]string{}, lastHit: true,
 		stmts: map[uint32]string{}}
 }
 
@@ -212,9 +214,11 @@ func (s *session) login() error {
 	_ = s.conn.SetReadDeadline(time.Time{})
 
 	id := parseIdentity(resp.User)
-	if ct, _ := resp.Attr(mysqlproto.AttrMySQLClientType); ct == mysqlproto.ClientTypeOBProxy {
+	ct, _ := resp.Attr(mysqlproto.AttrMySQLClientType)
+	if ct == mysqlproto.ClientTypeOBProxy {
 		s.clientType = "proxy"
 	}
+	s.obClient = isOBClientType(ct)
 	s.user = id.user
 	entry := LogEntry{Command: "login", SQL: resp.User, User: id.user, Tenant: id.tenant, Database: resp.Database}
 
