@@ -327,6 +327,14 @@ func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte, ho
 				s.status = s.scanner.Status()
 				return res, nil
 			}
+		case mysqlproto.ScanPrepared:
+			// The prepare OK; definitions may follow.
+			s.out.write(buf[:n])
+			buf = buf[:copy(buf, buf[n:])]
+			if s.scanner.Done() {
+				s.status = s.scanner.Status()
+				return res, nil
+			}
 		case mysqlproto.ScanLocalInfile:
 			s.out.write(buf[:n])
 			buf = buf[:copy(buf, buf[n:])]
