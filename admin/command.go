@@ -131,6 +131,12 @@ func parseAlter(p *parser) command {
 		return c
 	}
 	val, ok := p.next()
+	if ok && val.kind == tokPunct && val.text == "-" {
+		// A negative number (-1, -5s): the item's range decides.
+		if num, more := p.next(); more && num.kind != tokPunct && num.kind != tokString && num.text != "" && isDigit(num.text[0]) {
+			val = token{num.kind, "-" + num.text}
+		}
+	}
 	if !ok || val.kind == tokPunct {
 		return c
 	}

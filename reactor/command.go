@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -84,8 +85,14 @@ func (s *Session) serveCommand() error {
 		if len(body) >= 4 {
 			delete(s.prepared, binary.LittleEndian.Uint32(body))
 		}
-	case mysqlproto.ComResetConnection, mysqlproto.ComChangeUser:
+	case mysqlproto.ComResetConnection:
 		clear(s.prepared)
+	case mysqlproto.ComChangeUser:
+		clear(s.prepared)
+		s.pendingUser = ""
+		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
+			s.pendingUser = string(body[:i])
+		}
 	case mysqlproto.ComInitDB:
 		if whole {
 			s.pendingDB = string(body)
@@ -149,6 +156,13 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 		if !failed {
 			s.status &^= mysqlproto.StatusInTrans
 			s.inTrans.Store(false)
+			if s.pendingUser != "" {
+				// SHOW PROXYSESSION shows, and filters by, the new user.
+				s.mu.Lock()
+				s.user = s.pendingUser
+				s.identity = route.ParseUsername(s.pendingUser, s.cfg.UsernameSeparators())
+				s.mu.Unlock()
+			}
 		}
 	}
 }

@@ -122,8 +122,10 @@ func (s *Session) handshake(count int64) error {
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake").AppendPacket(nil))
 		return quit(QuitClientProto, err)
 	}
-	s.identity = route.ParseUsername(resp.User, cfg.UsernameSeparators())
+	// Under mu: other sessions read these through Info while this one is
+	// still logging in (SHOW PROXYSESSION, KILL).
 	s.mu.Lock()
+	s.identity = route.ParseUsername(resp.User, cfg.UsernameSeparators())
 	s.user, s.db = resp.User, resp.Database
 	s.mu.Unlock()
 	s.caps = resp.Capability & greet.Capability
@@ -144,6 +146,11 @@ func (s *Session) handshake(count int64) error {
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "%s", reason).AppendPacket(nil))
 		return quit(QuitNoServer, dberr)
 	}
+	// Before the login's OK reaches the client: from then on the client
+	// may look itself up (SHOW PROXYSESSION) or be the target of a KILL.
+	s.mu.Lock()
+	s.backendAddr, s.backendID = be.addr, be.threadID
+	s.mu.Unlock()
 	if err := s.relayLogin(cpio, spio, be, first, resp); err != nil {
 		closeBackend()
 		return err
@@ -151,9 +158,6 @@ func (s *Session) handshake(count int64) error {
 	_ = conn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
-	s.mu.Lock()
-	s.backendAddr, s.backendID = be.addr, be.threadID
-	s.mu.Unlock()
 	return nil
 }
 
@@ -164,7 +168,10 @@ func (s *Session) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlp
 	var g mysqlproto.Handshake
 	if sh != nil {
 		g = *sh
-		g.Capability &= mysqlproto.ProxyCapabilities
+		// Not MariaDB's extended type info: it adds a field to column
+		// definitions, which obgate's own result sets (internal commands)
+		// do not carry.
+		g.Capability &= mysqlproto.ProxyCapabilities &^ mysqlproto.MariaDBClientExtendedTypeInfo
 	} else {
 		g = mysqlproto.Handshake{
 			ServerVersion: cfg.MySQLVersion,
@@ -280,7 +287,9 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 	if !mysqlproto.VerifyNativeStage1(greet.AuthData, token, stage1) {
 		return denied("wrong password")
 	}
+	s.mu.Lock() // Info and KILL from other sessions read it
 	s.admin = true
+	s.mu.Unlock()
 	s.status = mysqlproto.StatusAutocommit
 	ok := mysqlproto.AppendOK(nil, mysqlproto.OK{Status: s.status}, s.caps)
 	if err := cpio.WritePacketFlush(ok); err != nil {

@@ -80,7 +80,7 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 		return s.writeError(e)
 	}
 	target, ok := s.srv.Session(k.id)
-	if !ok || target.admin {
+	if !ok || target.Info().Admin { // Info locks: target may be logging in
 		return fail(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
 	}
 	if target == s {

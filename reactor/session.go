@@ -43,6 +43,7 @@ type Session struct {
 	prepared    map[uint32]route.StmtKind
 	prepareKind route.StmtKind // kind of the COM_STMT_PREPARE in progress
 	pendingDB   string         // database of the COM_INIT_DB in progress
+	pendingUser string         // login name of the COM_CHANGE_USER in progress
 	replySeq    uint8          // sequence id of the next packet to the client
 
 	// Shared, immutable after the handshake.
