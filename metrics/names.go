@@ -23,7 +23,10 @@ const (
 	SQLLatency = "obgate_sql_latency_seconds"
 	// ServerConnectFailures counts failed connection attempts to servers.
 	ServerConnectFailures = "obgate_server_connect_failures_total"
-	// ConfigReloads counts successful ALTER PROXYCONFIG changes.
+	// ServerFailures counts server sessions that broke under a statement,
+	// by reason (connection, checksum).
+	ServerFailures = "obgate_server_failures_total"
+	// ConfigChanges counts successful ALTER PROXYCONFIG changes.
 	ConfigChanges = "obgate_config_changes_total"
 )
 

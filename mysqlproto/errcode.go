@@ -45,6 +45,7 @@ const (
 	OBErrKillClientSession       uint16 = 4401
 	OBSessionEntryExist          uint16 = 4661
 	OBClusterNoMatch             uint16 = 4666
+	OBClusterNotExist            uint16 = 4669
 	OBStandbyWeakReadOnly        uint16 = 4688
 	OBServiceNameNotFound        uint16 = 4780
 	OBNotPrimaryTenant           uint16 = 4782
@@ -100,6 +101,7 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	OBErrKillClientSession:       {"HY000", "OB_ERR_KILL_CLIENT_SESSION"},
 	OBSessionEntryExist:          {"HY000", "OB_SESSION_ENTRY_EXIST"},
 	OBClusterNoMatch:             {"HY000", "OB_CLUSTER_NO_MATCH"},
+	OBClusterNotExist:            {"HY000", "OB_CLUSTER_NOT_EXIST"},
 	OBStandbyWeakReadOnly:        {"HY000", "OB_STANDBY_WEAK_READ_ONLY"},
 	OBServiceNameNotFound:        {"HY000", "OB_SERVICE_NAME_NOT_FOUND"},
 	OBNotPrimaryTenant:           {"HY000", "OB_NOT_PRIMARY_TENANT"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"obgate/mysqlproto"
@@ -23,7 +24,50 @@ type serverConn struct {
 	addr     string
 	threadID uint32 // the server's connection id
 	closed   atomic.Bool
+
+	// OceanBase mode.
+	ob20     *mysqlproto.OB20Framer // OB 2.0 framing after login, or nil
+	extra    []byte                 // OB20 extra info sent with each request
+	obCaps   mysqlproto.OBCapability
+	status   mysqlproto.ServerStatus // after the last response
+	sync     syncState               // how much of the client's session state it has
+	stmts    map[uint32]serverStmt   // client statement id → this server's
+	lastUsed time.Time
+
+	// Liveness peek (see alive); peekFn is b.peek, bound once.
+	rc      syscall.RawConn
+	peekFn  func(uintptr)
+	peekN   int
+	peekErr error
+	peekBuf [1]byte
 }
+
+// serverStmt is a client statement as prepared on one server session.
+type serverStmt struct {
+	id    uint32 // the server's statement id
+	bound bool   // an execute with parameter types reached this server
+}
+
+func (b *serverConn) stmtGet(clientID uint32) (id uint32, bound, ok bool) {
+	st, ok := b.stmts[clientID]
+	return st.id, st.bound, ok
+}
+
+func (b *serverConn) stmtSet(clientID, serverID uint32) {
+	if b.stmts == nil {
+		b.stmts = make(map[uint32]serverStmt)
+	}
+	b.stmts[clientID] = serverStmt{id: serverID}
+}
+
+func (b *serverConn) stmtBound(clientID uint32) {
+	if st, ok := b.stmts[clientID]; ok {
+		st.bound = true
+		b.stmts[clientID] = st
+	}
+}
+
+func (b *serverConn) stmtDelete(clientID uint32) { delete(b.stmts, clientID) }
 
 // close closes the connection once; safe from any goroutine.
 func (b *serverConn) close() {

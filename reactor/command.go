@@ -48,6 +48,9 @@ func (s *Session) serveCommand() error {
 	if s.admin {
 		return s.serveAdmin(cmd, n, body, whole)
 	}
+	if s.ob != nil {
+		return s.serveOB(cmd, n, body, whole, start)
+	}
 	kind := route.StmtOther
 	switch cmd {
 	case mysqlproto.ComQuit:
@@ -117,19 +120,38 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 	if !cmd.HasResponse() {
 		return nil
 	}
+	_, err = s.answer(cmd, kind, start, true)
+	return err
+}
+
+// answer streams the server's answer to cmd and accounts for it; with
+// after, afterResponse learns from it. A statement that failed without
+// ending the session (a statementError) gets its ERR here. ok reports
+// whether the server's answer was relayed.
+func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
 	written, err := s.relayResponse(cmd)
 	s.srv.metrics.bytesToClient.Add(int(written))
 	if err != nil {
-		return err
+		var se *statementError
+		if errors.As(err, &se) {
+			s.srv.metrics.statement(kind, true, start)
+			return false, s.writeError(se.reply)
+		}
+		return false, err
 	}
 	failed := s.scanner.IsErr()
-	s.afterResponse(cmd, failed)
+	if after {
+		s.afterResponse(cmd, failed)
+	}
 	s.srv.metrics.statement(kind, failed, start)
-	return nil
+	return true, nil
 }
 
 // afterResponse updates session facts from a complete response.
 func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
+	if s.ob != nil {
+		s.obAfterResponse(cmd, failed)
+	}
 	inTrans := s.status.Has(mysqlproto.StatusInTrans)
 	if s.inTrans.Load() != inTrans {
 		s.inTrans.Store(inTrans)

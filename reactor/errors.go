@@ -72,6 +72,19 @@ func quitWith(src QuitSource, err error, reply *mysqlproto.SQLError) *sessionErr
 	return &sessionError{source: src, err: err, reply: reply}
 }
 
+// statementError fails one statement with an ERR packet while the session
+// goes on: a server session broke before any byte of the answer reached
+// the client, outside a transaction, and another server session can take
+// the next statement.
+type statementError struct {
+	reply *mysqlproto.SQLError
+	cause error
+}
+
+func (e *statementError) Error() string { return e.reply.Error() + ": " + e.cause.Error() }
+
+func (e *statementError) Unwrap() error { return e.cause }
+
 // errClientQuit ends a session after COM_QUIT.
 var errClientQuit = quit(QuitClientQuit, nil)
 

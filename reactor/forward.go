@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"encoding/binary"
 	"errors"
 
 	"obgate/mysqlproto"
@@ -12,9 +13,16 @@ import (
 // bytes sent. Errors are sessionErrors: a client failure closes the
 // session; a server failure gets the client an ERR (nothing was answered
 // yet) and closes it too.
+//
+// In OceanBase mode each piece goes out as an OB20 frame when the server
+// session speaks OB 2.0, a statement id set in patchID is written into the
+// first piece, and a one-piece request whose write fails outside a
+// transaction is sent to another server session instead: a server that
+// refused the bytes cannot have run them.
 func (s *Session) relayPacket(n int) (int64, error) {
 	var sent int64
 	total := 0
+	first := true
 	for {
 		total += n
 		if int64(total) > s.cfg.MaxPacketSize {
@@ -27,11 +35,19 @@ func (s *Session) relayPacket(n int) (int64, error) {
 			if err != nil {
 				return sent, quit(QuitClientNetwork, err)
 			}
-			_, err = s.backend.conn.Write(p)
+			if first && s.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
+				binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.patchID)
+			}
+			last := k == rem && n < mysqlproto.MaxPayloadLen
+			err = s.backend.writeRequest(p, first, last)
+			if err != nil && first && last && s.ob != nil && !s.serverInTrans() {
+				err = s.resendElsewhere(p, err)
+			}
 			s.client.Release()
 			if err != nil {
 				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 			}
+			first = false
 			sent += int64(k)
 			rem -= k
 		}
@@ -60,6 +76,9 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	var written int64
 	end, dec := 0, 0 // buf[:end] read from the server; buf[:dec] decided
 	serverFail := func(err error) error {
+		if written == 0 && s.ob != nil && !s.serverInTrans() {
+			return s.serverSessionFailed(err)
+		}
 		if written == 0 {
 			return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 		}
@@ -106,14 +125,22 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				putChunk(buf)
 				buf = nb
 			}
-			k, err := s.backend.conn.Read(buf[end:])
+			k, err := s.backend.read(buf[end:])
 			if k == 0 && err != nil {
 				return written, serverFail(err)
 			}
 			end += k
 			s.srv.metrics.bytesFromServer.Add(k)
 		case mysqlproto.ScanTerminator:
-			s.onTerminator(sc)
+			if s.ob != nil {
+				buf, dec, end = s.obTerminator(buf, dec, end)
+			} else {
+				s.onTerminator(sc)
+			}
+		case mysqlproto.ScanPrepared:
+			if s.ob != nil {
+				s.obPrepared(sc.Packet())
+			}
 		case mysqlproto.ScanLocalInfile:
 			if err := flush(); err != nil {
 				return written, err

@@ -61,6 +61,14 @@ func (s *Session) handshake(count int64) error {
 	_ = conn.SetDeadline(deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	if cfg.ServerRoutingMode != "mysql" {
+		if err := s.obHandshake(ctx, count, cfg); err != nil {
+			s.closeServers()
+			return err
+		}
+		_ = s.rawConn.SetDeadline(time.Time{})
+		return nil
+	}
 
 	overLimit := cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections
 	var (

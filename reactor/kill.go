@@ -91,6 +91,9 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 		return quit(QuitKilled, nil)
 	}
 	tinfo := target.Info()
+	if s.ob != nil {
+		return s.obKill(k, target, tinfo, start)
+	}
 	if tinfo.ServerAddr != s.backend.addr {
 		if k.query {
 			return fail(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
@@ -125,13 +128,6 @@ func (s *Session) runOnServer(payload []byte, cmd mysqlproto.Command, kind route
 	if _, err := s.backend.conn.Write(pkt); err != nil {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
-	written, err := s.relayResponse(cmd)
-	s.srv.metrics.bytesToClient.Add(int(written))
-	if err != nil {
-		return err
-	}
-	failed := s.scanner.IsErr()
-	s.afterResponse(cmd, failed)
-	s.srv.metrics.statement(kind, failed, start)
-	return nil
+	_, err := s.answer(cmd, kind, start, true)
+	return err
 }

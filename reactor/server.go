@@ -38,6 +38,9 @@ type Options struct {
 	// Version is obgate's version, sent in its own handshakes and shown by
 	// SELECT PROXY_VERSION().
 	Version string
+	// Clusters are the OceanBase clusters served; required unless
+	// server_routing_mode is mysql.
+	Clusters *route.Clusters
 }
 
 // Server accepts client connections and runs their sessions.
@@ -50,6 +53,9 @@ type Server struct {
 	tlsConfig   *tls.Config
 	picker      backendPicker
 	poller      *pollerSet
+	clusters    *route.Clusters
+
+	serverSessions atomic.Int64 // open server sessions (OceanBase mode)
 
 	nextID   atomic.Uint32
 	sessions sync.Map // uint32 → *Session
@@ -79,9 +85,13 @@ func NewServer(opts Options) (*Server, error) {
 		log:         opts.Logger,
 		interceptor: opts.Interceptor,
 		version:     opts.Version,
+		clusters:    opts.Clusters,
 	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	cfg := opts.Config.Load()
+	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
+		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
+	}
 	if cfg.EnableClientSSL {
 		cert, err := tls.LoadX509KeyPair(cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile)
 		if err != nil {
@@ -102,6 +112,9 @@ func NewServer(opts Options) (*Server, error) {
 // SetInterceptor installs the internal-command handler. Call it before
 // Serve.
 func (srv *Server) SetInterceptor(i Interceptor) { srv.interceptor = i }
+
+// Clusters returns the OceanBase clusters served (nil in mysql mode).
+func (srv *Server) Clusters() *route.Clusters { return srv.clusters }
 
 // Config returns the configuration store.
 func (srv *Server) Config() *config.Store { return srv.cfg }

@@ -46,6 +46,12 @@ type Session struct {
 	pendingUser string         // login name of the COM_CHANGE_USER in progress
 	replySeq    uint8          // sequence id of the next packet to the client
 
+	// OceanBase mode (nil in mysql routing mode).
+	ob           *obSession
+	patchID      uint32 // statement id written into the request being relayed
+	patchOn      bool
+	pinCandidate bool // the statement may create a temporary table or take a user lock
+
 	// Shared, immutable after the handshake.
 	clientAddr  string
 	connectedAt time.Time

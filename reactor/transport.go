@@ -168,7 +168,9 @@ func (s *Session) teardown() {
 		return
 	}
 	s.state.Store(int32(StateClosing))
-	if s.backend != nil {
+	if s.ob != nil {
+		s.closeServers()
+	} else if s.backend != nil {
 		s.backend.close()
 	} else if be := s.sharedBackend.Load(); be != nil {
 		be.close()

@@ -23,6 +23,7 @@ import (
 	"obgate/config"
 	"obgate/metrics"
 	"obgate/reactor"
+	"obgate/route"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -68,11 +69,21 @@ func run(args []string) int {
 // serve wires the parts together and runs until SIGTERM or SIGINT.
 func serve(store *config.Store, log *slog.Logger) error {
 	cfg := store.Load()
-	if cfg.ServerRoutingMode != "mysql" {
-		return fmt.Errorf("server_routing_mode=%s is not supported yet; start with -o server_routing_mode=mysql", cfg.ServerRoutingMode)
+	var clusters *route.Clusters
+	switch cfg.ServerRoutingMode {
+	case "mysql":
+	case "oceanbase":
+		cs, err := route.NewClusters(store, log)
+		if err != nil {
+			return err
+		}
+		clusters = cs
+		defer clusters.Close()
+	default:
+		return fmt.Errorf("server_routing_mode=%s is not supported; use oceanbase or mysql", cfg.ServerRoutingMode)
 	}
 	reg := metrics.New()
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: version})
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: version, Clusters: clusters})
 	if err != nil {
 		return err
 	}

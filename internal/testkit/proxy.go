@@ -14,6 +14,7 @@ import (
 	"obgate/config"
 	"obgate/metrics"
 	"obgate/reactor"
+	"obgate/route"
 )
 
 // ProxyVersion is the version string an in-process obgate reports.
@@ -31,6 +32,29 @@ func ProxyConfig(server, ioMode string, kv ...string) (*config.Config, error) {
 		"rootservice_list", server,
 		"client_io_mode", ioMode,
 	}, kv...)
+	cfg := config.Default()
+	for i := 0; i < len(pairs); i += 2 {
+		var err error
+		if cfg, err = cfg.With(pairs[i], pairs[i+1]); err != nil {
+			return nil, fmt.Errorf("testkit: %s=%s: %w", pairs[i], pairs[i+1], err)
+		}
+	}
+	return cfg, nil
+}
+
+// OBProxyConfig returns a configuration for OceanBase routing mode in
+// front of the cluster whose root servers are rslist, with kv applied as
+// in ProxyConfig.
+func OBProxyConfig(rslist, cluster, ioMode string, kv ...string) (*config.Config, error) {
+	pairs := append([]string{
+		"server_routing_mode", "oceanbase",
+		"rootservice_list", rslist,
+		"rootservice_cluster_name", cluster,
+		"client_io_mode", ioMode,
+	}, kv...)
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("testkit: odd number of name/value arguments: %q", kv)
+	}
 	cfg := config.Default()
 	for i := 0; i < len(pairs); i += 2 {
 		var err error
@@ -65,7 +89,16 @@ func StartProxy(tb testing.TB, cfg *config.Config) *Proxy {
 	log := NewLogger(tb)
 	store := config.NewStore(cfg)
 	reg := metrics.New()
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: ProxyVersion})
+	var clusters *route.Clusters
+	if cfg.ServerRoutingMode != "mysql" {
+		cs, err := route.NewClusters(store, log)
+		if err != nil {
+			tb.Fatalf("testkit: route.NewClusters: %v", err)
+		}
+		clusters = cs
+		tb.Cleanup(cs.Close)
+	}
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: ProxyVersion, Clusters: clusters})
 	if err != nil {
 		tb.Fatalf("testkit: reactor.NewServer: %v", err)
 	}

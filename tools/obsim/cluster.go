@@ -454,6 +454,7 @@ func (c *Cluster) Reset() error {
 	for _, n := range c.nodeList {
 		n.Unhang()
 		n.Slow(0)
+		n.CorruptFrames(0)
 		if !n.Running() {
 			if err := n.Start(); err != nil {
 				errs = append(errs, err)

@@ -26,6 +26,7 @@ import (
 //	POST   /nodes/{node}/hang            accept, never answer
 //	POST   /nodes/{node}/unhang
 //	POST   /nodes/{node}/slow            {"delay":"200ms"} ("0" removes it)
+//	POST   /nodes/{node}/corrupt         {"frames":1}: next OB 2.0 response frames get a bad checksum
 //	POST   /nodes/{node}/status          {"status":"INACTIVE","start_service_time":"null","stop_time":"now"}
 //	POST   /zones/{zone}/status          {"status":"INACTIVE"}
 //	GET    /tables                       tables with partitions and leaders
@@ -149,6 +150,13 @@ func (c *Cluster) ControlHandler() http.Handler {
 				if err == nil {
 					n.Slow(d)
 				}
+			}
+		case "corrupt":
+			var body struct {
+				Frames int `json:"frames"`
+			}
+			if err = readJSON(r, &body); err == nil {
+				n.CorruptFrames(body.Frames)
 			}
 		case "status":
 			var body StatusChange
@@ -403,6 +411,12 @@ func (cc *ControlClient) Do(method, path string, in, out any) error {
 // NodeAction runs stop, start, hang or unhang on a node.
 func (cc *ControlClient) NodeAction(node, action string) error {
 	return cc.Do(http.MethodPost, "/v1/nodes/"+url.PathEscape(node)+"/"+action, nil, nil)
+}
+
+// Corrupt makes a node send its next frames OB 2.0 frames with a bad
+// payload checksum.
+func (cc *ControlClient) Corrupt(node string, frames int) error {
+	return cc.Do(http.MethodPost, "/v1/nodes/"+url.PathEscape(node)+"/corrupt", map[string]int{"frames": frames}, nil)
 }
 
 // Slow sets a node's added latency.

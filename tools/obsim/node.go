@@ -2,7 +2,9 @@ package obsim
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"obgate/mysqlproto"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +36,8 @@ type Node struct {
 	view    nodeView // guarded by c.mu
 	log     *stmtLog
 
-	delay atomic.Int64 // time.Duration
+	delay   atomic.Int64 // time.Duration
+	corrupt atomic.Int64 // OB 2.0 frames still to send with a wrong payload checksum
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener
@@ -214,6 +217,27 @@ func (n *Node) Hung() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.hangCh != nil
+}
+
+// CorruptFrames makes the node send its next count OB 2.0 response frames
+// with a wrong payload checksum, as a damaged network or a broken server
+// would (plain MySQL and compressed sessions are not affected).
+func (n *Node) CorruptFrames(count int) { n.corrupt.Store(int64(count)) }
+
+// corruptWriter flips the last byte of the frames it writes (their payload
+// checksum) while its node has corruptions to spend.
+type corruptWriter struct {
+	w    io.Writer
+	node *Node
+}
+
+func (c corruptWriter) Write(p []byte) (int, error) {
+	if len(p) > mysqlproto.OB20FrameOverhead && c.node.corrupt.Load() > 0 && c.node.corrupt.Add(-1) >= 0 {
+		q := append([]byte(nil), p...)
+		q[len(q)-1] ^= 0xff
+		return c.w.Write(q)
+	}
+	return c.w.Write(p)
 }
 
 // Slow adds d before every handshake and every reply of the node; 0

@@ -322,7 +322,7 @@ func (s *session) login() error {
 	}
 	switch {
 	case s.obCaps.Has(mysqlproto.OBCapProtocolV2):
-		f := mysqlproto.NewOB20Framer(s.br, s.conn, mysqlproto.FramerServer, s.id)
+		f := mysqlproto.NewOB20Framer(s.br, corruptWriter{s.conn, s.n}, mysqlproto.FramerServer, s.id)
 		s.out.ob20, s.protocol = f, "ob20"
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	case s.obCaps.Has(mysqlproto.OBCapChecksum):

@@ -182,6 +182,7 @@ const ctlHelp = `verbs:
   stop NODE | start NODE                 close / reopen a node's port and connections
   hang NODE | unhang NODE                accept but never answer / recover
   slow NODE DURATION                     add latency to every reply (0 removes it)
+  corrupt NODE FRAMES                    send the next OB 2.0 response frames with a bad checksum
   status NODE STATUS                     DBA_OB_SERVERS.STATUS (ACTIVE, INACTIVE, DELETING)
   start-service-time NODE null|now|TIME  DBA_OB_SERVERS.START_SERVICE_TIME
   stop-time NODE null|now|TIME           DBA_OB_SERVERS.STOP_TIME
@@ -258,6 +259,15 @@ func ctl(args []string, out io.Writer) error {
 			}
 		}
 		return cc.Slow(a[0], d)
+	case "corrupt":
+		if err := need(2); err != nil {
+			return err
+		}
+		k, err := strconv.Atoi(a[1])
+		if err != nil {
+			return err
+		}
+		return cc.Corrupt(a[0], k)
 	case "status", "start-service-time", "stop-time":
 		if err := need(2); err != nil {
 			return err

@@ -1,0 +1,491 @@
+package reactor
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// serveOB answers a command in OceanBase mode: it decides which server
+// session runs it, brings that session up to date and forwards the
+// command. head is the packet's first bytes (command byte included) and
+// whole says whether they are the whole packet.
+func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) error {
+	ob := s.ob
+	kind := route.StmtOther
+	need := needAny
+	switch cmd {
+	case mysqlproto.ComQuit:
+		return errClientQuit
+	case mysqlproto.ComPing:
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeOK(0, "")
+	case mysqlproto.ComQuery:
+		info := route.Classify(body)
+		kind = info.Kind
+		if whole && s.srv.interceptor != nil && maybeInternal(info) {
+			reply := Reply{s: s}
+			if s.srv.interceptor.Intercept(s, body, info, &reply) {
+				if err := s.skipPacket(n); err != nil {
+					return err
+				}
+				s.srv.metrics.statement(kind, reply.failed, start)
+				return reply.err
+			}
+		}
+		if kind == route.StmtKill && whole {
+			if handled, err := s.handleKill(n, body, start); handled {
+				return err
+			}
+		}
+		if whole {
+			switch {
+			case kind == route.StmtBegin && ob.heldBegin == nil && !s.serverInTrans() && isPlainTxnStart(body):
+				// Held: sent with the first real statement, so that the
+				// transaction starts on the server that statement needs.
+				ob.heldBegin = append([]byte(nil), body...)
+				if err := s.skipPacket(n); err != nil {
+					return err
+				}
+				s.status |= mysqlproto.StatusInTrans
+				s.inTrans.Store(true)
+				s.srv.metrics.statement(kind, false, start)
+				return s.writeOK(0, "")
+			case (kind == route.StmtCommit || kind == route.StmtRollback) && ob.heldBegin != nil && isSingleStatement(body):
+				ob.heldBegin = nil
+				if err := s.skipPacket(n); err != nil {
+					return err
+				}
+				s.status &^= mysqlproto.StatusInTrans
+				s.inTrans.Store(false)
+				s.transCount.Add(1)
+				s.srv.metrics.statement(kind, false, start)
+				return s.writeOK(0, "")
+			}
+		}
+		if dependsOnLastServer(body) {
+			need = needLast
+		}
+		s.pinCandidate = kind == route.StmtCreate && containsFold(body, "TEMPORARY") || containsFold(body, "GET_LOCK")
+	case mysqlproto.ComStmtPrepare:
+		return s.obPrepare(n, start)
+	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:
+		return s.obStatement(cmd, n, body, start)
+	case mysqlproto.ComStmtClose:
+		return s.obStatementClose(n, body)
+	case mysqlproto.ComInitDB:
+		if whole {
+			s.pendingDB = string(body)
+		}
+	case mysqlproto.ComChangeUser:
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+			"COM_CHANGE_USER is not supported through obgate in OceanBase mode; open a new connection"))
+	case mysqlproto.ComProcessKill:
+		if whole && len(body) >= 4 {
+			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
+		}
+	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
+		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
+	}
+	if _, err := s.routeStatement(need); err != nil {
+		return s.refuse(n, err)
+	}
+	return s.forward(cmd, n, kind, start)
+}
+
+// routeStatement picks and prepares the server session for a statement and
+// makes it current. A server session whose sync step fails is dropped and
+// another one tried, once.
+func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
+	defer cancel()
+	var lastErr error
+	for range 2 {
+		be, err := s.pickServer(ctx, need)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.syncServer(be); err != nil {
+			lastErr = err
+			s.dropServer(be)
+			if s.serverInTrans() {
+				break
+			}
+			continue
+		}
+		s.useServer(be)
+		return be, nil
+	}
+	return nil, lastErr
+}
+
+// refuse answers a command that found no server: the session goes on,
+// except when the server session of an open transaction is gone.
+func (s *Session) refuse(n int, err error) error {
+	if skipErr := s.skipPacket(n); skipErr != nil {
+		return skipErr
+	}
+	if errors.Is(err, errTxnServerLost) {
+		return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to the server of the open transaction"))
+	}
+	var se *mysqlproto.SQLError
+	if errors.As(err, &se) {
+		return s.writeError(se)
+	}
+	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
+}
+
+// obPrepare prepares a statement on a server session and gives the client
+// obgate's own statement id, under which the statement may later run on
+// any server session (prepared again there when needed).
+func (s *Session) obPrepare(n int, start time.Time) error {
+	ob := s.ob
+	pkt, err := s.readPacket(n)
+	if err != nil {
+		return err
+	}
+	sql := pkt[mysqlproto.HeaderLen+1:]
+	kind := route.Classify(sql).Kind
+	be, err := s.routeStatement(needAny)
+	if err != nil {
+		return s.writeErrorFor(err)
+	}
+	ob.pendingPrepare = &prepared{sql: append([]byte(nil), sql...), kind: kind}
+	if err := s.sendRequest(be, pkt); err != nil {
+		return err
+	}
+	_, err = s.answer(mysqlproto.ComStmtPrepare, kind, start, true)
+	ob.pendingPrepare = nil
+	return err
+}
+
+// obPrepared runs when a prepare OK passes through: it records the
+// statement under a new client id and writes that id into the packet.
+func (s *Session) obPrepared(pkt []byte) {
+	ob := s.ob
+	p := ob.pendingPrepare
+	if p == nil || len(pkt) < 9 {
+		return
+	}
+	serverID := binary.LittleEndian.Uint32(pkt[1:])
+	p.columns = binary.LittleEndian.Uint16(pkt[5:])
+	p.params = binary.LittleEndian.Uint16(pkt[7:])
+	ob.nextPS++
+	if ob.nextPS == 0 {
+		ob.nextPS = 1
+	}
+	id := ob.nextPS
+	if ob.ps == nil {
+		ob.ps = make(map[uint32]*prepared)
+	}
+	ob.ps[id] = p
+	s.backend.stmtSet(id, serverID)
+	binary.LittleEndian.PutUint32(pkt[1:], id)
+}
+
+// obStatement runs COM_STMT_EXECUTE, _SEND_LONG_DATA, _RESET or _FETCH:
+// on the server session that holds the statement's long data or cursor,
+// else (outside a transaction) where it is prepared, else anywhere after
+// preparing it again; the statement id is rewritten to the server's.
+func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) error {
+	ob := s.ob
+	if len(body) < 4 {
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Malformed %s", cmd))
+	}
+	id := binary.LittleEndian.Uint32(body)
+	ps, ok := ob.ps[id]
+	if !ok {
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		if cmd == mysqlproto.ComStmtSendLongData {
+			return nil // no answer, as a server would give none
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
+			"Unknown prepared statement handler (%d) given to %s", id, cmd))
+	}
+	be, err := s.statementServer(ps)
+	if err != nil {
+		return s.refuse(n, err)
+	}
+	sid, bound, ok := be.stmtGet(id)
+	if !ok {
+		if sid, err = s.prepareOn(be, ps); err != nil {
+			return s.refuse(n, err)
+		}
+		be.stmtSet(id, sid)
+	}
+	s.patchID, s.patchOn = sid, true
+	defer func() { s.patchOn = false }()
+	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
+		nb := (int(ps.params) + 7) / 8
+		boundAt := 9 + nb // in body: id(4) flags(1) iterations(4) null bitmap
+		if len(body) > boundAt {
+			switch {
+			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.params):
+				ps.types = append(ps.types[:0], body[boundAt+1:boundAt+1+2*int(ps.params)]...)
+				be.stmtBound(id)
+			case body[boundAt] == 0 && !bound && ps.types != nil:
+				// This server session never saw the parameter types.
+				return s.executeWithTypes(n, ps, be, boundAt, start)
+			}
+		}
+	}
+	err = s.forward(cmd, n, ps.kind, start)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case mysqlproto.ComStmtSendLongData:
+		ps.home = be
+	case mysqlproto.ComStmtExecute:
+		ps.home = nil
+		if s.status.Has(mysqlproto.StatusCursorExists) {
+			ps.home = be
+		}
+	case mysqlproto.ComStmtReset:
+		ps.home = nil
+	}
+	return nil
+}
+
+// statementServer picks the server session for a prepared statement.
+func (s *Session) statementServer(ps *prepared) (*serverConn, error) {
+	ob := s.ob
+	if !s.serverInTrans() && !ob.pinned {
+		if ps.home != nil && ps.home.alive() {
+			if err := s.syncServer(ps.home); err == nil {
+				s.useServer(ps.home)
+				return ps.home, nil
+			}
+			s.dropServer(ps.home)
+		}
+	}
+	return s.routeStatement(needAny)
+}
+
+// prepareOn prepares ps on be, where the client never prepared it, and
+// returns be's statement id.
+func (s *Session) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
+	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
+	sid, params, columns, err := s.internalPrepare(be, payload)
+	if err != nil {
+		return 0, err
+	}
+	if params != ps.params || columns != ps.columns {
+		return 0, fmt.Errorf("statement prepared again on %s has %d parameters and %d columns, not %d and %d",
+			be.addr, params, columns, ps.params, ps.columns)
+	}
+	return sid, nil
+}
+
+// executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
+// types to a server session that never saw them, with the types of the
+// client's earlier execute put in.
+func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt int, start time.Time) error {
+	pkt, err := s.readPacket(n)
+	if err != nil {
+		return err
+	}
+	body := pkt[mysqlproto.HeaderLen+1:]
+	payload := make([]byte, 0, len(body)+1+len(ps.types))
+	payload = append(payload, byte(mysqlproto.ComStmtExecute))
+	payload = binary.LittleEndian.AppendUint32(payload, s.patchID)
+	payload = append(payload, body[4:boundAt]...)
+	payload = append(payload, 1)
+	payload = append(payload, ps.types...)
+	payload = append(payload, body[boundAt+1:]...)
+	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
+	s.patchOn = false
+	if err := s.sendRequest(be, out); err != nil {
+		return err
+	}
+	be.stmtBound(binary.LittleEndian.Uint32(body))
+	if ok, err := s.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
+		return err
+	}
+	ps.home = nil
+	if s.status.Has(mysqlproto.StatusCursorExists) {
+		ps.home = be
+	}
+	return nil
+}
+
+// obStatementClose closes the statement on every server session that
+// prepared it. COM_STMT_CLOSE has no answer.
+func (s *Session) obStatementClose(n int, body []byte) error {
+	ob := s.ob
+	var id uint32
+	if len(body) >= 4 {
+		id = binary.LittleEndian.Uint32(body)
+	}
+	if err := s.skipPacket(n); err != nil {
+		return err
+	}
+	if _, ok := ob.ps[id]; !ok {
+		return nil
+	}
+	delete(ob.ps, id)
+	for _, be := range ob.servers {
+		if sid, _, ok := be.stmtGet(id); ok {
+			be.stmtDelete(id)
+			payload := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, sid)
+			pkt, _ := mysqlproto.AppendPacket(nil, 0, payload)
+			if err := be.writeRequest(pkt, true, true); err != nil {
+				s.dropServer(be)
+			}
+		}
+	}
+	return nil
+}
+
+// sendRequest writes a request obgate holds whole (not streamed from the
+// client) to be.
+func (s *Session) sendRequest(be *serverConn, pkt []byte) error {
+	if err := be.writeRequest(pkt, true, true); err != nil {
+		return quitWith(QuitServerNetwork, err, lostServer(be.addr))
+	}
+	s.srv.metrics.bytesFromClient.Add(len(pkt))
+	return nil
+}
+
+// writeErrorFor answers the current command with err as an ERR packet.
+func (s *Session) writeErrorFor(err error) error {
+	var se *mysqlproto.SQLError
+	if errors.As(err, &se) {
+		return s.writeError(se)
+	}
+	if errors.Is(err, errTxnServerLost) {
+		return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to the server of the open transaction"))
+	}
+	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
+}
+
+// readPacket reads one whole logical packet from the client into a new
+// buffer (header of the first physical packet included, continuation
+// headers removed), bounded by max_packet_size.
+func (s *Session) readPacket(n int) ([]byte, error) {
+	out := make([]byte, 0, mysqlproto.HeaderLen+n)
+	hdr, err := s.client.Next(mysqlproto.HeaderLen)
+	if err != nil {
+		return nil, quit(QuitClientNetwork, err)
+	}
+	out = append(out, hdr...)
+	s.client.Release()
+	total := 0
+	for {
+		total += n
+		if int64(total) > s.cfg.MaxPacketSize {
+			return nil, quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
+				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
+		}
+		for rem := n; rem > 0; {
+			k := min(rem, chunkSize)
+			p, err := s.client.Next(k)
+			if err != nil {
+				return nil, quit(QuitClientNetwork, err)
+			}
+			out = append(out, p...)
+			s.client.Release()
+			rem -= k
+		}
+		if n < mysqlproto.MaxPayloadLen {
+			break
+		}
+		h, err := s.client.Next(mysqlproto.HeaderLen)
+		if err != nil {
+			return nil, quit(QuitClientNetwork, err)
+		}
+		n, _ = mysqlproto.ParseHeader(h)
+		s.client.Release()
+	}
+	payloadLen := len(out) - mysqlproto.HeaderLen
+	if payloadLen >= mysqlproto.MaxPayloadLen {
+		// Re-frame: the caller sends it as one logical packet.
+		framed, _ := mysqlproto.AppendPacket(nil, 0, out[mysqlproto.HeaderLen:])
+		return framed, nil
+	}
+	return out, nil
+}
+
+// isPlainTxnStart reports whether a BEGIN/START TRANSACTION statement is a
+// transaction start alone (not MariaDB's BEGIN NOT ATOMIC block, and not
+// followed by more statements).
+func isPlainTxnStart(sql []byte) bool {
+	pos := route.SkipSpace(sql, 0)
+	_, pos = route.Word(sql, pos)
+	pos = route.SkipSpace(sql, pos)
+	next, _ := route.Word(sql, pos)
+	if route.EqualFold(next, "NOT") {
+		return false
+	}
+	return isSingleStatement(sql)
+}
+
+// isSingleStatement reports whether sql holds one statement: no ';'
+// followed by anything but blanks and comments, outside quotes.
+func isSingleStatement(sql []byte) bool {
+	var quote byte
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == ';':
+			return route.SkipSpace(sql, i+1) == len(sql) || (sql[route.SkipSpace(sql, i+1)] == ';' && isSingleStatement(sql[route.SkipSpace(sql, i+1)+1:]))
+		}
+	}
+	return true
+}
+
+// dependsOnLastServer reports whether a statement reads state that only
+// the previous statement's server has.
+func dependsOnLastServer(sql []byte) bool {
+	return containsFold(sql, "LAST_INSERT_ID") || containsFold(sql, "FOUND_ROWS") || containsFold(sql, "ROW_COUNT")
+}
+
+// containsFold reports whether s contains the upper-case ASCII word w,
+// ignoring case. It does not allocate.
+func containsFold(s []byte, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for ; j < len(w); j++ {
+			c := s[i+j]
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			if c != w[j] {
+				break
+			}
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
+}

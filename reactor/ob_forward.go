@@ -1,0 +1,253 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// obTerminator handles an OK, EOF or ERR that ended a result in OceanBase
+// mode; the packet ends at buf[dec]. It records the server status, learns
+// the session-state report of an OK (database, system and user variables,
+// server feedback), and rewrites that report into what a MySQL client
+// reads: one variable per entry, without OceanBase's feedback variables and
+// user variables, or nothing at all for a client that does not track
+// session state. It returns the buffer (a bigger one when the packet grew)
+// and the shifted positions.
+func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
+	sc := &s.scanner
+	if sc.IsErr() {
+		return buf, dec, end
+	}
+	st := sc.Status()
+	s.status = st
+	s.backend.status = st
+	p := sc.Packet()
+	if p[0] != mysqlproto.OKHeader || !st.Has(mysqlproto.StatusSessionStateChange) {
+		return buf, dec, end
+	}
+	ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack)
+	if !good {
+		return buf, dec, end
+	}
+	s.ob.vars.learn(ok.SessionState, s.ob.feedback)
+	out := s.clientOK(ok)
+	delta := len(out) - len(p)
+	start := dec - len(p) - mysqlproto.HeaderLen
+	if end+delta > len(buf) {
+		nb := getChunk(end + delta)
+		copy(nb, buf[:end])
+		putChunk(buf)
+		buf = nb
+	}
+	copy(buf[dec+delta:end+delta], buf[dec:end])
+	copy(buf[start+mysqlproto.HeaderLen:], out)
+	mysqlproto.PutHeader(buf[start:], len(out), buf[start+3])
+	return buf, dec + delta, end + delta
+}
+
+// clientOK builds, in the session's scratch buffer, the OK payload a
+// client gets for a server's OK.
+func (s *Session) clientOK(ok mysqlproto.OK) []byte {
+	var state []byte
+	track := s.caps.Has(mysqlproto.ClientSessionTrack)
+	if track {
+		state = s.ob.stateScratch[:0]
+		it := mysqlproto.SessionStates(ok.SessionState)
+		for {
+			typ, data, more := it.Next()
+			if !more {
+				break
+			}
+			if typ != mysqlproto.SessionTrackSystemVariables {
+				state = append(state, typ)
+				state = mysqlproto.AppendLenEncBytes(state, data)
+				continue
+			}
+			for pos := 0; pos < len(data); {
+				name, value, next, good := mysqlproto.ParseSystemVariable(data, pos)
+				if !good || string(name) == userVarSeparator {
+					break
+				}
+				pos = next
+				if feedbackVars[string(name)] {
+					continue
+				}
+				state = appendVarEntry(state, name, value)
+			}
+		}
+		s.ob.stateScratch = state
+	}
+	out := ok
+	out.SessionState = state
+	out.Status &^= mysqlproto.StatusSessionStateChange
+	if len(state) > 0 {
+		out.Status |= mysqlproto.StatusSessionStateChange
+	}
+	caps := s.caps & mysqlproto.ClientSessionTrack
+	s.ob.okScratch = mysqlproto.AppendOK(s.ob.okScratch[:0], out, caps)
+	return s.ob.okScratch
+}
+
+// appendVarEntry appends one SessionTrackSystemVariables entry.
+func appendVarEntry(dst, name, value []byte) []byte {
+	n := mysqlproto.LenEncIntSize(uint64(len(name))) + len(name) + mysqlproto.LenEncIntSize(uint64(len(value))) + len(value)
+	dst = append(dst, mysqlproto.SessionTrackSystemVariables)
+	dst = mysqlproto.AppendLenEncInt(dst, uint64(n))
+	dst = mysqlproto.AppendLenEncBytes(dst, name)
+	return mysqlproto.AppendLenEncBytes(dst, value)
+}
+
+// onFeedback reads the server feedback variables that steer routing.
+func (s *Session) onFeedback(name, value []byte) {
+	switch string(name) {
+	case "ob_proxy_set_trx_executed":
+		// SET TRANSACTION ran: the next transaction's characteristics live
+		// on this server session, so stay on it until it is used.
+		s.ob.trxSpecified = string(value) == "1"
+	}
+}
+
+// obAfterResponse updates OceanBase-mode facts after a response: the server
+// session that ran the statement had the client's whole state before it
+// and has learned every change since.
+func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
+	ob := s.ob
+	be := s.backend
+	be.lastUsed = time.Now()
+	ob.vars.markSynced(&be.sync)
+	if !failed {
+		switch cmd {
+		case mysqlproto.ComInitDB:
+			ob.vars.setDB(s.pendingDB)
+			ob.vars.markSynced(&be.sync)
+		case mysqlproto.ComResetConnection:
+			s.resetOB(be)
+		case mysqlproto.ComQuery:
+			if s.pinCandidate {
+				ob.pinned = true
+			}
+		}
+	}
+	s.pinCandidate = false
+	ob.pinned = ob.pinned || ob.trxSpecified
+	if ob.vars.dbVer != ob.publishedDB {
+		ob.publishedDB = ob.vars.dbVer
+		s.setDB(ob.vars.db)
+	}
+}
+
+// resetOB forgets the session state after COM_RESET_CONNECTION ran on
+// keep: other server sessions still carry the old state and are closed.
+func (s *Session) resetOB(keep *serverConn) {
+	ob := s.ob
+	for _, be := range append([]*serverConn(nil), ob.servers...) {
+		if be != keep {
+			s.dropServer(be)
+		}
+	}
+	ob.vars = sessionVars{}
+	keep.sync = syncState{}
+	keep.stmts = nil
+	ob.ps = nil
+	ob.pinned, ob.trxSpecified = false, false
+	ob.heldBegin = nil
+}
+
+// serverSessionFailed handles a server session that broke (or sent a frame
+// whose checksum is wrong) before any byte of its answer reached the
+// client, outside a transaction: the server session is closed and counted
+// as failed, the statement fails with an ERR, and the client session goes
+// on with its other server sessions. Its outcome on the server is unknown,
+// which is what the error says.
+func (s *Session) serverSessionFailed(err error) error {
+	be := s.backend
+	s.srv.metrics.serverFailure(err)
+	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
+	s.dropServer(be)
+	var reply *mysqlproto.SQLError
+	if errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum) {
+		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
+			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
+	} else {
+		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to server %s during the statement; its outcome is unknown", be.addr)
+	}
+	return &statementError{reply: reply, cause: err}
+}
+
+// resendElsewhere sends a one-piece request to another server session
+// after the current one refused the write. The request carries no
+// server-specific statement id (those are never resent).
+func (s *Session) resendElsewhere(p []byte, orig error) error {
+	if s.patchOn {
+		return orig
+	}
+	s.dropServer(s.backend)
+	be, err := s.routeStatement(needAny)
+	if err != nil {
+		return err
+	}
+	return be.writeRequest(p, true, true)
+}
+
+// obKill runs KILL [QUERY] for a target session in OceanBase mode: the
+// statement goes, with the server's connection id, to the target's server
+// through a server session of this client's (opened without the client if
+// needed), so the server checks privileges as it would for a direct KILL.
+func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+	me := s.Info()
+	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
+		s.srv.metrics.statement(route.StmtKill, true, start)
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
+	}
+	if tinfo.ServerAddr == "" {
+		if k.query {
+			s.srv.metrics.statement(route.StmtKill, false, start)
+			return s.writeOK(0, "") // nothing runs yet
+		}
+		target.requestClose(closeNow)
+		s.srv.metrics.statement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	}
+	be := s.findServer(tinfo.ServerAddr)
+	if be == nil || !be.alive() {
+		if be != nil {
+			s.dropServer(be)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
+		var err error
+		be, _, err = s.openServer(ctx, tinfo.ServerAddr, false)
+		cancel()
+		if err != nil {
+			s.srv.metrics.statement(route.StmtKill, true, start)
+			return s.writeErrorFor(err)
+		}
+	}
+	stmt := []byte{byte(mysqlproto.ComQuery)}
+	stmt = append(stmt, "KILL "...)
+	if k.query {
+		stmt = append(stmt, "QUERY "...)
+	}
+	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
+	pkt, _ := mysqlproto.AppendPacket(nil, 0, stmt)
+	cur := s.backend
+	s.backend = be
+	defer func() { s.backend = cur }()
+	if err := be.writeRequest(pkt, true, true); err != nil {
+		s.dropServer(be)
+		return quitWith(QuitServerNetwork, err, lostServer(be.addr))
+	}
+	ok, err := s.answer(mysqlproto.ComQuery, route.StmtKill, start, false)
+	if !ok {
+		return err
+	}
+	if !s.scanner.IsErr() && !k.query {
+		target.requestClose(closeNow)
+	}
+	return nil
+}

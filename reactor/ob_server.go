@@ -1,0 +1,279 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"obgate/mysqlproto"
+)
+
+// proxyCompatVersion is sent as __proxy_version: the ODP release whose wire
+// conventions obgate follows. OBServers compare it to decide which proxy
+// features they may use.
+const proxyCompatVersion = "4.3.1.0"
+
+// obRequestedCaps is the OceanBase capability set obgate asks servers for:
+// ODP's default set (odp-behaviour.md §11.3, 10206039 for a plain MySQL
+// client) without the features obgate does not implement, so that no
+// server relies on them: extra statistics OK packets (9), reroute (12),
+// server-side session sync (13, 16, 19), read-stale feedback (17),
+// full-link trace (14, 18), compressed OB20 (22) and proxy feedback (23).
+const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeUser |
+	mysqlproto.OBCapReadWeak | mysqlproto.OBCapSafeWeakRead | mysqlproto.OBCapPLRoute |
+	mysqlproto.OBCapLocalFiles
+
+// openServer opens a server session to addr and logs the client in with
+// its saved login. first is the client's own login: it keeps the client's
+// database; later server sessions log in without one and are synced
+// afterwards. It returns the server's OK payload (copied).
+func (s *Session) openServer(ctx context.Context, addr string, first bool) (*serverConn, []byte, error) {
+	ob := s.ob
+	cfg := s.cfg
+	be, h, pio, err := s.srv.dialServer(ctx, addr, cfg.ShortAsyncTaskTimeout,
+		keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+	if err != nil {
+		s.srv.metrics.serverConnectFailures.Inc()
+		return nil, nil, err
+	}
+	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = be.conn.SetDeadline(deadline)
+	resp := s.serverLogin(h, first)
+	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
+		be.close()
+		return nil, nil, err
+	}
+	p, err := pio.ReadPacket()
+	if err != nil {
+		be.close()
+		return nil, nil, fmt.Errorf("login to %s: %w", addr, err)
+	}
+	if len(p) == 0 {
+		be.close()
+		return nil, nil, mysqlproto.ErrMalformed
+	}
+	switch p[0] {
+	case mysqlproto.ERRHeader:
+		be.close()
+		e, _ := mysqlproto.ParseERR(p)
+		return nil, nil, mysqlproto.SQLErrorFromERR(e)
+	case mysqlproto.OKHeader:
+	default:
+		be.close()
+		return nil, nil, fmt.Errorf("login to %s: the server asked for another auth round, which a proxied OceanBase login does not have", addr)
+	}
+	ok, good := mysqlproto.ParseOK(p, resp.Capability)
+	if !good {
+		be.close()
+		return nil, nil, mysqlproto.ErrMalformed
+	}
+	granted := grantedOBCaps(ok.SessionState)
+	be.obCaps = granted
+	if cfg.EnableOBProtocolV2 && granted.Has(mysqlproto.OBCapProtocolV2) {
+		fr := mysqlproto.NewOB20Framer(be.conn, be.conn, mysqlproto.FramerClient, h.ConnectionID)
+		fr.SetNextRequestID(uint32(time.Now().UnixNano()) & 0xffffff)
+		fr.SetMaxPayload(8 << 20)
+		be.ob20 = fr
+		be.extra = traceInfo(hostOnly(s.clientAddr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
+	}
+	_ = be.conn.SetDeadline(time.Time{})
+	be.status = ok.Status
+	be.lastUsed = time.Now()
+	if !first {
+		// A saved login starts with the server's defaults: nothing of the
+		// client's state but what the login itself carried.
+		be.sync = syncState{}
+	}
+	ob.servers = append(ob.servers, be)
+	s.srv.serverSessions.Add(1)
+	return be, append([]byte(nil), p...), nil
+}
+
+// serverLogin builds the HandshakeResponse obgate sends a server: the
+// client's login with the name user@tenant, the client's auth response
+// (verifiable against obgate's scramble, or the scramble recovered from
+// __proxy_scramble), and ODP's connection attributes in ODP's order.
+func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.HandshakeResponse {
+	ob := s.ob
+	cfg := s.cfg
+	r := *ob.login
+	r.User = s.identity.User + "@" + ob.tenant
+	r.Capability = (r.Capability | mysqlproto.ClientConnectAttrs | mysqlproto.ClientSessionTrack | mysqlproto.ClientPluginAuth) &^
+		(mysqlproto.ClientSSL | mysqlproto.ClientCompress | mysqlproto.ClientDeprecateEOF |
+			mysqlproto.ClientQueryAttributes | mysqlproto.ClientOptionalResultsetMetadata | mysqlproto.ClientZstdCompression)
+	r.Capability |= mysqlproto.ClientMySQL
+	if r.AuthPlugin == "" {
+		r.AuthPlugin = mysqlproto.AuthNativePassword
+	}
+	if !first {
+		r.Database = ""
+		r.Capability &^= mysqlproto.ClientConnectWithDB
+	}
+	caps := obRequestedCaps
+	if cfg.EnableOBProtocolV2 {
+		caps |= mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo
+	}
+	attrs := make([]mysqlproto.ConnAttr, 0, len(ob.login.Attrs)+14)
+	clientIP := hostOnly(s.clientAddr)
+	for _, a := range ob.login.Attrs {
+		if len(a.Key) >= 11 && a.Key[:11] == "__ob_client" {
+			attrs = append(attrs, a)
+		}
+		if a.Key == mysqlproto.AttrClientIP && cfg.EnableClientIPCheckout && a.Value != "" {
+			clientIP = a.Value
+		}
+	}
+	add := func(k, v string) { attrs = append(attrs, mysqlproto.ConnAttr{Key: k, Value: v}) }
+	add(mysqlproto.AttrMySQLClientType, mysqlproto.ClientTypeOBProxy)
+	add(mysqlproto.AttrConnectionID, strconv.FormatUint(uint64(h.ConnectionID), 10))
+	add(mysqlproto.AttrProxyConnectionID, strconv.FormatUint(ob.proxySessID, 10))
+	if cfg.EnableClusterCheckout {
+		add(mysqlproto.AttrClusterName, ob.cluster.Name())
+		if id := s.identity.ClusterID; id >= 0 {
+			add(mysqlproto.AttrClusterID, strconv.FormatInt(id, 10))
+		}
+	}
+	add(mysqlproto.AttrGlobalVarsVersion, "0")
+	add(mysqlproto.AttrProxyCapabilityFlag, mysqlproto.FormatOBCapability(caps))
+	if cfg.EnableProxyScramble && len(r.AuthResponse) > 0 {
+		mix := make([]byte, len(ob.scramble))
+		for i := range mix {
+			mix[i] = ob.scramble[i]
+			if i < len(h.AuthData) {
+				mix[i] ^= h.AuthData[i]
+			}
+		}
+		add(mysqlproto.AttrProxyScramble, string(mix))
+	}
+	if cfg.EnableClientIPCheckout {
+		add(mysqlproto.AttrClientIP, clientIP)
+	}
+	add(mysqlproto.AttrProxyVersion, proxyCompatVersion)
+	add("__client_addr_port", portOnly(s.clientAddr))
+	add(mysqlproto.AttrClientSessionID, strconv.FormatUint(uint64(s.id), 10))
+	add("__client_connect_time", strconv.FormatInt(s.connectedAt.UnixMicro(), 10))
+	r.Attrs = attrs
+	return &r
+}
+
+// grantedOBCaps reads ob_capability_flag from an auth OK's session state.
+func grantedOBCaps(raw []byte) mysqlproto.OBCapability {
+	it := mysqlproto.SessionStates(raw)
+	for {
+		typ, data, more := it.Next()
+		if !more {
+			return 0
+		}
+		if typ != mysqlproto.SessionTrackSystemVariables {
+			continue
+		}
+		for pos := 0; pos < len(data); {
+			name, value, next, ok := mysqlproto.ParseSystemVariable(data, pos)
+			if !ok {
+				break
+			}
+			pos = next
+			if string(name) == mysqlproto.OBCapabilityFlagVar {
+				c, _ := mysqlproto.ParseOBCapability(string(value))
+				return c
+			}
+		}
+	}
+}
+
+// traceInfo builds the OB20 extra-info block obgate sends with each
+// request: the client's address as trace info, in the format the server
+// granted.
+func traceInfo(clientIP string, newFormat bool) []byte {
+	v := []byte("client_ip=" + clientIP)
+	if newFormat {
+		return mysqlproto.AppendOB20ExtraItem(nil, mysqlproto.OB20ExtraTraceInfo, v)
+	}
+	return mysqlproto.AppendOB20ExtraOldItem(nil, mysqlproto.OB20ExtraKeyTraceInfo, v)
+}
+
+// alive reports whether an idle server session's connection still stands:
+// a non-blocking peek sees EOF or an error when the server closed it. This
+// is what keeps a broken idle server session from ever carrying a request
+// (flash-break avoidance).
+func (b *serverConn) alive() bool {
+	if b.closed.Load() {
+		return false
+	}
+	if b.ob20 != nil && b.ob20.Buffered() > 0 {
+		return false // bytes outside a response: out of step
+	}
+	if b.rc == nil {
+		rc, err := b.conn.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			return false
+		}
+		b.rc = rc
+		b.peekFn = b.peek
+	}
+	if err := b.rc.Control(b.peekFn); err != nil {
+		return false
+	}
+	switch {
+	case b.peekErr == unix.EAGAIN:
+		return true
+	case b.peekErr != nil, b.peekN == 0:
+		return false // reset, or EOF
+	}
+	return false // the server sent something unasked: an error before closing
+}
+
+func (b *serverConn) peek(fd uintptr) {
+	b.peekN, _, b.peekErr = unix.Recvfrom(int(fd), b.peekBuf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+}
+
+// writeRequest sends one piece of a request: through the OB20 framer (the
+// first piece carries the trace info, the last the LAST flag) or as is.
+func (b *serverConn) writeRequest(p []byte, first, last bool) error {
+	if b.ob20 == nil {
+		_, err := b.conn.Write(p)
+		return err
+	}
+	if first {
+		b.ob20.BeginRequest()
+	}
+	var extra []byte
+	if first {
+		extra = b.extra
+	}
+	flags := mysqlproto.OB20NewExtraInfo
+	if !b.obCaps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
+		flags = 0
+	}
+	if last {
+		flags |= mysqlproto.OB20LastPacket
+	}
+	return b.ob20.WriteFrame(p, extra, flags)
+}
+
+// read reads response bytes: MySQL packets, unframed from OB20 when the
+// session speaks it (after both checksums were verified).
+func (b *serverConn) read(p []byte) (int, error) {
+	if b.ob20 != nil {
+		return b.ob20.Read(p)
+	}
+	return b.conn.Read(p)
+}
+
+// errServerState reports a server ERR on one of obgate's own sync steps.
+var errServerState = errors.New("server refused a session sync step")
+
+func portOnly(hostport string) string {
+	if _, p, err := net.SplitHostPort(hostport); err == nil {
+		return p
+	}
+	return ""
+}

@@ -1,0 +1,547 @@
+package reactor
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"time"
+
+	"obgate/config"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// obSession is the OceanBase-mode part of a client session: the cluster and
+// tenant it logged into, the login kept for new server sessions, the
+// server sessions it holds (at most one per server), and the session state
+// it established on them.
+//
+// Owned by the goroutine running the session's command.
+type obSession struct {
+	cluster     *route.Cluster
+	tenant      string
+	login       *mysqlproto.HandshakeResponse // the client's login, replayed on new server sessions
+	scramble    []byte                        // the scramble obgate showed the client
+	proxySessID uint64
+
+	servers []*serverConn // open server sessions
+	last    *serverConn   // the one the previous statement used
+
+	vars      sessionVars
+	heldBegin []byte // BEGIN / START TRANSACTION held until the first real statement
+	pinned    bool   // temporary tables, user locks, SET TRANSACTION: stay on last
+	ps        map[uint32]*prepared
+	nextPS    uint32
+	// pendingPrepare is the statement of the COM_STMT_PREPARE in progress.
+	pendingPrepare *prepared
+	trxSpecified   bool                     // the server said SET TRANSACTION ran
+	feedback       func(name, value []byte) // s.onFeedback, bound once
+	publishedDB    uint64                   // vars.dbVer last copied to Session.db
+	stateScratch   []byte                   // client session-state being built
+	okScratch      []byte                   // client OK being built
+}
+
+// prepared is a statement prepared by the client, which obgate prepares
+// again on any server session that has not seen it.
+type prepared struct {
+	sql     []byte // the COM_STMT_PREPARE payload after the command byte
+	params  uint16
+	columns uint16
+	types   []byte      // parameter types from the last execute that sent them
+	home    *serverConn // where long data or an open cursor lives
+	kind    route.StmtKind
+}
+
+// obGreeting is the handshake obgate sends in OceanBase mode: obgate's
+// own, as ODP's, with the fixed scramble unless enable_proxy_scramble.
+func (s *Session) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
+	g := &mysqlproto.Handshake{
+		ServerVersion: cfg.MySQLVersion,
+		ConnectionID:  s.id,
+		Capability:    obClientCapabilities,
+		Charset:       byte(mysqlproto.CharsetUTF8MB4),
+		Status:        mysqlproto.StatusAutocommit,
+		AuthPlugin:    mysqlproto.AuthNativePassword,
+	}
+	if cfg.EnableProxyScramble {
+		g.AuthData = mysqlproto.NewScramble()
+	} else {
+		g.AuthData = fixedScramble
+	}
+	if s.srv.tlsConfig != nil {
+		g.Capability |= mysqlproto.ClientSSL
+	}
+	return g
+}
+
+// obClientCapabilities are the capabilities obgate offers clients in
+// OceanBase mode, as ODP does: no compression, no DEPRECATE_EOF (server
+// sessions are opened with the client's flags, and OBServers answer
+// result sets with EOF packets), session tracking and connect attributes.
+const obClientCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFoundRows |
+	mysqlproto.ClientLongFlag | mysqlproto.ClientConnectWithDB | mysqlproto.ClientNoSchema |
+	mysqlproto.ClientODBC | mysqlproto.ClientLocalFiles | mysqlproto.ClientIgnoreSpace |
+	mysqlproto.ClientProtocol41 | mysqlproto.ClientInteractive | mysqlproto.ClientIgnoreSIGPIPE |
+	mysqlproto.ClientTransactions | mysqlproto.ClientReserved | mysqlproto.ClientSecureConnection |
+	mysqlproto.ClientMultiStatements | mysqlproto.ClientMultiResults | mysqlproto.ClientPSMultiResults |
+	mysqlproto.ClientPluginAuth | mysqlproto.ClientConnectAttrs | mysqlproto.ClientSessionTrack |
+	mysqlproto.ClientPluginAuthLenEncData | mysqlproto.ClientCanHandleExpiredPasswords
+
+// obHandshake logs a client in, OceanBase style: obgate's own greeting,
+// the login name read for cluster and tenant, and the client's login
+// forwarded to a server of the tenant (others tried on the login errors
+// ODP retries). The login is kept so that later server sessions log in
+// without the client.
+func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
+	srv := s.srv
+	conn := s.rawConn
+	greet := s.obGreeting(cfg)
+	cpio := mysqlproto.NewPacketIO(conn, conn)
+	cpio.SetMaxPacket(maxLoginPacket)
+	if err := cpio.WritePacketFlush(greet.Append(nil)); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	first, err := cpio.ReadPacket()
+	if err != nil {
+		return quit(handshakeQuitSource(err), err)
+	}
+	if mysqlproto.IsSSLRequest(first) {
+		if srv.tlsConfig == nil {
+			return quit(QuitClientProto, errors.New("client asked for TLS, which is not enabled"))
+		}
+		tc := tls.Server(conn, srv.tlsConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
+		}
+		seq := cpio.Sequence()
+		conn = tc
+		s.rawConn = tc
+		s.clientCloser.Store(&closerRef{tc})
+		cpio = mysqlproto.NewPacketIO(tc, tc)
+		cpio.SetMaxPacket(maxLoginPacket)
+		cpio.SetSequence(seq)
+		if first, err = cpio.ReadPacket(); err != nil {
+			return quit(handshakeQuitSource(err), err)
+		}
+	}
+	resp, err := mysqlproto.ParseHandshakeResponse(first)
+	if err != nil {
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake").AppendPacket(nil))
+		return quit(QuitClientProto, err)
+	}
+	id := route.ParseUsername(resp.User, cfg.UsernameSeparators())
+	s.caps = resp.Capability & greet.Capability
+	denied := func(why string) error {
+		msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(s.clientAddr), yesNo(len(resp.AuthResponse) > 0))
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "%s", msg).AppendPacket(nil))
+		return quit(QuitAuthFailed, errors.New(why))
+	}
+	if id.IsProxySys() {
+		s.setIdentity(resp, id)
+		return s.adminLogin(cpio, greet, resp, cfg)
+	}
+	if srv.draining.Load() {
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "obgate is shutting down").AppendPacket(nil))
+		return quit(QuitShutdown, nil)
+	}
+	if id.Tenant == "" && id.Cluster == "" && cfg.ProxyTenantName != "" {
+		id.Tenant, id.Cluster = cfg.ProxyTenantName, srv.clusters.Default()
+	}
+	if cfg.EnableFullUsername && (id.Tenant == "" || id.Cluster == "") {
+		return denied("enable_full_username requires user@tenant#cluster")
+	}
+	if id.Tenant == "" {
+		id.Tenant = route.TenantSys
+	}
+	if id.Cluster == "" {
+		id.Cluster = srv.clusters.Default()
+	}
+	if id.User == route.UserProxyRO && id.Tenant == route.TenantSys && !cfg.SkipProxyroCheck {
+		return denied("proxyro@sys is for proxies only")
+	}
+	s.setIdentity(resp, id)
+	if cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections {
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERTooManyUserConnections, "Too many sessions").AppendPacket(nil))
+		return quit(QuitLimit, fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections))
+	}
+	cluster, ok := srv.clusters.Get(id.Cluster)
+	if !ok {
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.OBClusterNotExist,
+			"cluster '%s' does not exist", id.Cluster).AppendPacket(nil))
+		return quit(QuitAuthFailed, fmt.Errorf("unknown cluster %q", id.Cluster))
+	}
+	s.ob = &obSession{
+		cluster: cluster, tenant: id.Tenant, login: resp, scramble: greet.AuthData,
+		proxySessID: proxySessionID(conn.LocalAddr(), s.id),
+	}
+	s.ob.feedback = s.onFeedback
+	s.cfg = cfg
+	okPayload, err := s.obFirstLogin(ctx)
+	if err != nil {
+		var se *mysqlproto.SQLError
+		if errors.As(err, &se) {
+			_ = cpio.WritePacketFlush(se.AppendPacket(nil))
+			return quit(QuitAuthFailed, err)
+		}
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError,
+			"no server of tenant %s in cluster %s is available: %v", id.Tenant, id.Cluster, err).AppendPacket(nil))
+		return quit(QuitNoServer, err)
+	}
+	ok2, _ := mysqlproto.ParseOK(okPayload, mysqlproto.ClientSessionTrack|mysqlproto.ClientProtocol41)
+	s.status = ok2.Status
+	if resp.Database != "" {
+		s.ob.vars.setDB(resp.Database)
+		s.setDB(resp.Database)
+	}
+	s.ob.vars.markSynced(&s.ob.last.sync)
+	// The client gets a plain OK: the server's status and warnings, without
+	// the OceanBase feedback variables meant for the proxy.
+	reply := mysqlproto.OK{Status: ok2.Status, Warnings: ok2.Warnings}
+	if resp.Database != "" && s.caps.Has(mysqlproto.ClientSessionTrack) {
+		reply.SessionState = mysqlproto.AppendSchemaState(nil, resp.Database)
+	}
+	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	return nil
+}
+
+func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Identity) {
+	s.mu.Lock()
+	s.identity = id
+	s.user, s.db = resp.User, resp.Database
+	s.mu.Unlock()
+}
+
+// obFirstLogin opens the session's first server session with the client's
+// own login, trying the tenant's servers from a random start and moving on
+// for the login errors ODP retries elsewhere.
+func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
+	ob := s.ob
+	if _, err := ob.cluster.Ready(ctx); err != nil {
+		return nil, err
+	}
+	cands, err := s.candidates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	attempts := max(int(s.cfg.ConnectObserverMaxRetries), len(cands))
+	start := rand.IntN(len(cands))
+	var lastErr error
+	for i := range attempts {
+		addr := cands[(start+i)%len(cands)]
+		be, okp, err := s.openServer(ctx, addr, true)
+		if err == nil {
+			s.useServer(be)
+			return okp, nil
+		}
+		lastErr = err
+		var se *mysqlproto.SQLError
+		if errors.As(err, &se) && !retryableLoginError(se.Code) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// retryableLoginError reports the login errors after which ODP tries
+// another server (odp-behaviour.md §4.3).
+func retryableLoginError(code uint16) bool {
+	switch code {
+	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBTenantNotInServer,
+		mysqlproto.OBConnectError, mysqlproto.OBClusterNoMatch, mysqlproto.OBSessionEntryExist,
+		mysqlproto.OBServiceNameNotFound, mysqlproto.OBNotPrimaryTenant:
+		return true
+	}
+	return false
+}
+
+// candidates lists the tenant's servers, those the cluster's own view
+// allows first; when it allows none, every server, as ODP tries them all
+// anyway.
+func (s *Session) candidates(ctx context.Context) ([]string, error) {
+	ob := s.ob
+	ts, err := ob.cluster.TenantServers(ctx, ob.tenant)
+	if err != nil {
+		return nil, err
+	}
+	t := ob.cluster.Table()
+	usable := make([]string, 0, len(ts.Addrs))
+	for _, a := range ts.Addrs {
+		if srv, ok := t.Server(a); ok && srv.Usable() {
+			usable = append(usable, a)
+		}
+	}
+	if len(usable) == 0 {
+		return ts.Addrs, nil
+	}
+	return usable, nil
+}
+
+// routeNeed says why a statement must stay where the last one ran.
+type routeNeed uint8
+
+const (
+	needAny  routeNeed = iota
+	needLast           // depends on the last server: LAST_INSERT_ID(), FOUND_ROWS()...
+)
+
+var errTxnServerLost = errors.New("the server session of the open transaction is gone")
+
+// pickServer chooses the server session for the next statement. Inside a
+// transaction, after a statement that pins the session, or when the
+// statement depends on the last server, it is the last one. Otherwise the
+// last one while it is healthy and enable_cached_server is on, else a
+// server of the tenant from a random start; idle server sessions that
+// broke are dropped on the way, so a broken idle server session never
+// carries a request.
+func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
+	ob := s.ob
+	s.expireServers()
+	if ob.last != nil && (s.serverInTrans() || ob.pinned || need == needLast) {
+		if ob.last.alive() {
+			return ob.last, nil
+		}
+		s.dropServer(ob.last)
+		if s.serverInTrans() {
+			return nil, errTxnServerLost
+		}
+		ob.pinned = false
+	}
+	cands, err := s.candidates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.EnableCachedServer && ob.last != nil && slices.Contains(cands, ob.last.addr) {
+		if ob.last.alive() {
+			return ob.last, nil
+		}
+		s.dropServer(ob.last)
+	}
+	start := rand.IntN(len(cands))
+	var lastErr error
+	for i := range cands {
+		addr := cands[(start+i)%len(cands)]
+		if be := s.findServer(addr); be != nil {
+			if be.alive() {
+				return be, nil
+			}
+			s.dropServer(be)
+		}
+		be, _, err := s.openServer(ctx, addr, false)
+		if err == nil {
+			return be, nil
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
+}
+
+func (s *Session) findServer(addr string) *serverConn {
+	for _, be := range s.ob.servers {
+		if be.addr == addr {
+			return be
+		}
+	}
+	return nil
+}
+
+// dropServer closes a server session and forgets it.
+func (s *Session) dropServer(be *serverConn) {
+	ob := s.ob
+	be.close()
+	if i := slices.Index(ob.servers, be); i >= 0 {
+		ob.servers = slices.Delete(ob.servers, i, i+1)
+		s.srv.serverSessions.Add(-1)
+	}
+	if ob.last == be {
+		ob.last = nil
+	}
+	for _, p := range ob.ps {
+		if p.home == be {
+			p.home = nil
+		}
+	}
+}
+
+// expireServers closes server sessions idle for longer than
+// server_idle_timeout, except the last one used.
+func (s *Session) expireServers() {
+	ob := s.ob
+	if len(ob.servers) <= 1 {
+		return
+	}
+	limit := s.cfg.ServerIdleTimeout
+	now := time.Now()
+	for i := 0; i < len(ob.servers); i++ {
+		be := ob.servers[i]
+		if be != ob.last && now.Sub(be.lastUsed) > limit {
+			s.dropServer(be)
+			i--
+		}
+	}
+}
+
+// useServer makes be the session's current server session.
+func (s *Session) useServer(be *serverConn) {
+	ob := s.ob
+	be.lastUsed = time.Now()
+	if ob.last == be {
+		return
+	}
+	ob.last = be
+	s.backend = be
+	s.sharedBackend.Store(be)
+	s.mu.Lock()
+	s.backendAddr, s.backendID = be.addr, be.threadID
+	s.mu.Unlock()
+}
+
+// serverInTrans reports whether the server side is inside a transaction.
+func (s *Session) serverInTrans() bool {
+	return s.ob.last != nil && s.ob.last.status.Has(mysqlproto.StatusInTrans)
+}
+
+// syncServer brings be up to date with the client's session state before
+// a statement runs on it: the database (COM_INIT_DB), the changed
+// variables (one SET), and a held BEGIN. A server ERR on any step is
+// returned as errServerState wrapping the SQL error.
+func (s *Session) syncServer(be *serverConn) error {
+	ob := s.ob
+	if !ob.vars.inSync(&be.sync) {
+		if be.sync.dbVer != ob.vars.dbVer && ob.vars.db != "" {
+			payload := append([]byte{byte(mysqlproto.ComInitDB)}, ob.vars.db...)
+			if err := s.internalRoundTrip(be, payload); err != nil {
+				return err
+			}
+		}
+		if sql := ob.vars.resetSQL(&be.sync); sql != nil {
+			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
+			if err := s.internalRoundTrip(be, payload); err != nil {
+				return err
+			}
+		}
+		ob.vars.markSynced(&be.sync)
+	}
+	if ob.heldBegin != nil {
+		payload := append([]byte{byte(mysqlproto.ComQuery)}, ob.heldBegin...)
+		if err := s.internalRoundTrip(be, payload); err != nil {
+			return err
+		}
+		ob.heldBegin = nil
+	}
+	return nil
+}
+
+// internalRoundTrip runs one of obgate's own commands on be and reads its
+// answer, which must be a single OK (or ERR). Its session-state report is
+// learned like a client statement's.
+func (s *Session) internalRoundTrip(be *serverConn, payload []byte) error {
+	_, err := s.internalCommand(be, payload)
+	return err
+}
+
+// internalPrepare prepares a statement on be for obgate itself and
+// returns the server's statement id and counts.
+func (s *Session) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
+	sc, err := s.internalCommand(be, payload)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	id, columns, params = sc.Prepared()
+	return id, params, columns, nil
+}
+
+// internalCommand sends one of obgate's own commands to be and reads the
+// whole answer, which may not carry rows (OK, ERR, or a prepare response).
+// A server ERR comes back as errServerState wrapping the SQL error.
+func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
+	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), 0, payload)
+	if err := be.writeRequest(pkt, true, true); err != nil {
+		return nil, err
+	}
+	sc := new(mysqlproto.ResponseScanner)
+	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
+	buf := getChunk(4096)
+	defer putChunk(buf)
+	end, dec := 0, 0
+	for {
+		n, ev := sc.Scan(buf[dec:end])
+		dec += n
+		switch ev {
+		case mysqlproto.ScanTerminator:
+			p := sc.Packet()
+			if sc.IsErr() {
+				e, _ := mysqlproto.ParseERR(p)
+				return nil, fmt.Errorf("%w: %w", errServerState, mysqlproto.SQLErrorFromERR(e))
+			}
+			be.status = sc.Status()
+			if p[0] == mysqlproto.OKHeader {
+				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
+					s.ob.vars.learn(ok.SessionState, nil)
+				}
+			}
+			continue
+		case mysqlproto.ScanPrepared:
+			continue
+		case mysqlproto.ScanError:
+			return nil, sc.Err()
+		case mysqlproto.ScanNeedMore:
+		default:
+			return nil, fmt.Errorf("unexpected response to %s", mysqlproto.Command(payload[0]))
+		}
+		if sc.Done() {
+			if dec != end {
+				return nil, errors.New("server sent bytes after its response")
+			}
+			return sc, nil
+		}
+		end = copy(buf, buf[dec:end])
+		dec = 0
+		if want := sc.Want(); want > len(buf) {
+			nb := getChunk(want)
+			copy(nb, buf[:end])
+			putChunk(buf)
+			buf = nb
+		}
+		k, err := be.read(buf[end:])
+		if k == 0 && err != nil {
+			return nil, err
+		}
+		end += k
+	}
+}
+
+// proxySessionID is ODP's proxy session id: listen address and a sequence.
+func proxySessionID(local net.Addr, id uint32) uint64 {
+	ta, ok := local.(*net.TCPAddr)
+	if !ok {
+		return uint64(id)
+	}
+	ip4 := ta.IP.To4()
+	var ip uint64
+	if ip4 != nil {
+		ip = uint64(ip4[0])<<24 | uint64(ip4[1])<<16 | uint64(ip4[2])<<8 | uint64(ip4[3])
+	}
+	return ip<<32 | uint64(ta.Port&0xffff)<<16 | uint64(id&0xffff)
+}
+
+// closeServers closes every server session of an OceanBase-mode session.
+func (s *Session) closeServers() {
+	if s.ob == nil {
+		return
+	}
+	for _, be := range s.ob.servers {
+		be.close()
+	}
+	s.srv.serverSessions.Add(-int64(len(s.ob.servers)))
+	s.ob.servers = nil
+	s.ob.last = nil
+}

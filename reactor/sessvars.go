@@ -1,0 +1,292 @@
+package reactor
+
+import (
+	"strconv"
+	"strings"
+
+	"obgate/mysqlproto"
+)
+
+// hotVar indexes the variables that are compared by value rather than by
+// version (ODP's "hot" variables): they change often and often back, so a
+// server session that already has the value needs nothing.
+type hotVar uint8
+
+const (
+	hotAutocommit hotVar = iota
+	hotObQueryTimeout
+	hotObLogLevel
+	hotObLastSchemaVersion
+	numHot
+)
+
+var hotNames = [numHot]string{"autocommit", "ob_query_timeout", "ob_log_level", "ob_last_schema_version"}
+
+func hotIndex(name []byte) (hotVar, bool) {
+	for i, n := range hotNames {
+		if string(name) == n {
+			return hotVar(i), true
+		}
+	}
+	return 0, false
+}
+
+// feedbackVars are session variables an OBServer reports to the proxy
+// about itself (routing feedback, capability, tracing). They are read, not
+// replayed to other servers.
+var feedbackVars = map[string]bool{
+	"ob_proxy_partition_hit":            true,
+	"ob_capability_flag":                true,
+	"ob_statement_trace_id":             true,
+	"ob_proxy_global_variables_version": true,
+	"ob_proxy_user_privilege":           true,
+	"ob_safe_weak_read_snapshot":        true,
+	"_ob_proxy_weakread_feedback":       true,
+	"ob_proxy_set_trx_executed":         true,
+	"ob_client_reroute_info":            true,
+	"ob_trx_id":                         true,
+}
+
+// userVarSeparator separates system variables from user variables in an
+// OBServer's session-state report: a pair named and valued "__NULL".
+const userVarSeparator = "__NULL"
+
+// varEntry is one variable the client session has set, with the version
+// at which it last changed.
+type varEntry struct {
+	name  string
+	value string // system variables: the value; user variables: a SQL literal
+	ver   uint64
+}
+
+// sessionVars is the session state a client session has established on
+// the servers it used: the current database, system variables and user
+// variables. Every change takes a new version; a server session records
+// the versions it has seen, so "what does this server session lack" is a
+// few integer comparisons (and, for hot variables, a few string
+// comparisons) when nothing changed.
+//
+// Owned by the goroutine running the session's command.
+type sessionVars struct {
+	ver     uint64
+	db      string
+	dbVer   uint64
+	sys     []varEntry
+	sysVer  uint64
+	user    []varEntry
+	userVer uint64
+	hot     [numHot]string
+	hotSet  [numHot]bool
+}
+
+// syncState is what one server session has of the client's state.
+type syncState struct {
+	dbVer   uint64
+	sysVer  uint64
+	userVer uint64
+	hot     [numHot]string
+	hotSet  [numHot]bool
+}
+
+// inSync reports whether ss has everything the client session set. It does
+// not allocate; it runs before every statement.
+func (v *sessionVars) inSync(ss *syncState) bool {
+	if ss.dbVer != v.dbVer || ss.sysVer != v.sysVer || ss.userVer != v.userVer {
+		return false
+	}
+	for i := range v.hot {
+		if v.hotSet[i] && (!ss.hotSet[i] || ss.hot[i] != v.hot[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// markSynced records that ss now has the whole client state.
+func (v *sessionVars) markSynced(ss *syncState) {
+	ss.dbVer, ss.sysVer, ss.userVer = v.dbVer, v.sysVer, v.userVer
+	for i := range v.hot {
+		if v.hotSet[i] {
+			ss.hot[i], ss.hotSet[i] = v.hot[i], true
+		}
+	}
+}
+
+// setDB records a new current database.
+func (v *sessionVars) setDB(db string) {
+	if db == v.db && v.dbVer != 0 {
+		return
+	}
+	v.ver++
+	v.db, v.dbVer = db, v.ver
+}
+
+// learn applies a server's session-state report (the raw session-state
+// entries of an OK packet): the database, system variables before the
+// "__NULL" separator, user variables after it. feedback receives the
+// variables that are server feedback rather than state.
+func (v *sessionVars) learn(raw []byte, feedback func(name, value []byte)) {
+	it := mysqlproto.SessionStates(raw)
+	for {
+		typ, data, more := it.Next()
+		if !more {
+			return
+		}
+		switch typ {
+		case mysqlproto.SessionTrackSchema:
+			if db, _, ok := mysqlproto.ReadLenEncString(data, 0); ok {
+				v.setDB(string(db))
+			}
+		case mysqlproto.SessionTrackSystemVariables:
+			user := false
+			for pos := 0; pos < len(data); {
+				name, value, next, ok := mysqlproto.ParseSystemVariable(data, pos)
+				if !ok {
+					break
+				}
+				pos = next
+				if string(name) == userVarSeparator && string(value) == userVarSeparator {
+					user = true
+					continue
+				}
+				if user {
+					v.setUser(string(name), string(value))
+					continue
+				}
+				if feedbackVars[string(name)] {
+					if feedback != nil {
+						feedback(name, value)
+					}
+					continue
+				}
+				v.setSys(name, value)
+			}
+		}
+	}
+}
+
+// setSys records a system variable; hot ones are kept by value.
+func (v *sessionVars) setSys(name, value []byte) {
+	if h, ok := hotIndex(name); ok {
+		if !v.hotSet[h] || v.hot[h] != string(value) {
+			v.hot[h], v.hotSet[h] = string(value), true
+		}
+		return
+	}
+	v.sys, v.sysVer = v.upsert(v.sys, string(name), string(value), v.sysVer)
+}
+
+func (v *sessionVars) setUser(name, literal string) {
+	name = strings.TrimPrefix(name, "@")
+	v.user, v.userVer = v.upsert(v.user, name, literal, v.userVer)
+}
+
+func (v *sessionVars) upsert(list []varEntry, name, value string, cur uint64) ([]varEntry, uint64) {
+	for i := range list {
+		if strings.EqualFold(list[i].name, name) {
+			if list[i].value == value {
+				return list, cur
+			}
+			v.ver++
+			list[i].value, list[i].ver = value, v.ver
+			return list, v.ver
+		}
+	}
+	v.ver++
+	return append(list, varEntry{name: name, value: value, ver: v.ver}), v.ver
+}
+
+// resetSQL builds the one SET statement that brings ss up to date with the
+// client's variables (database changes go separately, as COM_INIT_DB). It
+// returns nil when no variable is missing.
+func (v *sessionVars) resetSQL(ss *syncState) []byte {
+	var b []byte
+	add := func(prefix, name, literal string) {
+		if b == nil {
+			b = append(b, "SET "...)
+		} else {
+			b = append(b, ", "...)
+		}
+		b = append(b, prefix...)
+		b = append(b, name...)
+		b = append(b, " = "...)
+		b = append(b, literal...)
+	}
+	for i := range v.hot {
+		if v.hotSet[i] && (!ss.hotSet[i] || ss.hot[i] != v.hot[i]) {
+			add("@@", hotNames[i], sysLiteral(v.hot[i]))
+		}
+	}
+	for _, e := range v.sys {
+		if e.ver > ss.sysVer {
+			add("@@", e.name, sysLiteral(e.value))
+		}
+	}
+	for _, e := range v.user {
+		if e.ver > ss.userVer {
+			add("@", e.name, userLiteral(e.value))
+		}
+	}
+	return b
+}
+
+// sysLiteral renders a system variable's reported value as a SQL literal:
+// numbers bare (integer variables refuse quoted values), anything else a
+// quoted string.
+func sysLiteral(v string) string {
+	if isNumber(v) {
+		return v
+	}
+	return quoteString(v)
+}
+
+// userLiteral renders a user variable's value. OBServers report user
+// variables as SQL literals already ('abc', 12, NULL); anything that is not
+// one is quoted.
+func userLiteral(v string) string {
+	if v == "NULL" || isNumber(v) || isQuoted(v) || strings.HasPrefix(v, "X'") || strings.HasPrefix(v, "0x") {
+		return v
+	}
+	return quoteString(v)
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return true
+	}
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return true
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "xXpPiInN_") {
+		return true
+	}
+	return false
+}
+
+func isQuoted(s string) bool {
+	return len(s) >= 2 && ((s[0] == '\'' && s[len(s)-1] == '\'') || (s[0] == '"' && s[len(s)-1] == '"'))
+}
+
+// quoteString quotes s for MySQL, escaping backslashes and quotes.
+func quoteString(s string) string {
+	var sb strings.Builder
+	sb.Grow(len(s) + 2)
+	sb.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			sb.WriteString(`\'`)
+		case '\\':
+			sb.WriteString(`\\`)
+		case 0:
+			sb.WriteString(`\0`)
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	sb.WriteByte('\'')
+	return sb.String()
+}

@@ -1,0 +1,90 @@
+package reactor
+
+import (
+	"testing"
+
+	"obgate/mysqlproto"
+)
+
+func stateOf(pairs ...string) []byte {
+	var data []byte
+	for i := 0; i+1 < len(pairs); i += 2 {
+		data = mysqlproto.AppendLenEncString(data, pairs[i])
+		data = mysqlproto.AppendLenEncString(data, pairs[i+1])
+	}
+	raw := []byte{mysqlproto.SessionTrackSystemVariables}
+	raw = mysqlproto.AppendLenEncInt(raw, uint64(len(data)))
+	return append(raw, data...)
+}
+
+func TestSessionVarsSync(t *testing.T) {
+	var v sessionVars
+	var a, b syncState
+	if !v.inSync(&a) {
+		t.Fatal("empty state must be in sync")
+	}
+	var fb []string
+	v.learn(append(stateOf("time_zone", "+08:00", "autocommit", "OFF", "ob_proxy_partition_hit", "1",
+		"__NULL", "__NULL", "u", "'abc'"), mysqlproto.AppendSchemaState(nil, "db1")...),
+		func(n, val []byte) { fb = append(fb, string(n)+"="+string(val)) })
+	if len(fb) != 1 || fb[0] != "ob_proxy_partition_hit=1" {
+		t.Fatalf("feedback %v", fb)
+	}
+	if v.db != "db1" || len(v.sys) != 1 || len(v.user) != 1 || !v.hotSet[hotAutocommit] {
+		t.Fatalf("state %+v", v)
+	}
+	v.markSynced(&a) // a ran the statement
+	if !v.inSync(&a) || v.inSync(&b) {
+		t.Fatal("a must be in sync, b not")
+	}
+	got := string(v.resetSQL(&b))
+	want := "SET @@autocommit = 'OFF', @@time_zone = '+08:00', @u = 'abc'"
+	if got != want {
+		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
+	}
+	v.markSynced(&b)
+	// A hot variable going back and forth needs no sync where it matches.
+	v.learn(stateOf("autocommit", "ON"), nil)
+	v.markSynced(&a)
+	if v.inSync(&b) {
+		t.Fatal("b has autocommit=OFF")
+	}
+	if got := string(v.resetSQL(&b)); got != "SET @@autocommit = 'ON'" {
+		t.Fatalf("hot reset %q", got)
+	}
+	v.learn(stateOf("autocommit", "OFF"), nil)
+	v.markSynced(&a)
+	if !v.inSync(&b) {
+		t.Fatal("b already has autocommit=OFF: no sync needed")
+	}
+	// Numbers stay bare, quotes are escaped.
+	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), nil)
+	if got := string(v.resetSQL(&b)); got != "SET @@ob_query_timeout = 10000000, @@sql_mode = 'it\\'s'" {
+		t.Fatalf("literals %q", got)
+	}
+}
+
+func BenchmarkSessionVarsInSync(b *testing.B) {
+	var v sessionVars
+	v.learn(stateOf("time_zone", "+08:00", "autocommit", "OFF", "sql_mode", "STRICT_TRANS_TABLES",
+		"__NULL", "__NULL", "u", "1"), nil)
+	v.setDB("db1")
+	var ss syncState
+	v.markSynced(&ss)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !v.inSync(&ss) {
+			b.Fatal("not in sync")
+		}
+	}
+}
+
+func TestSessionVarsInSyncAllocs(t *testing.T) {
+	var v sessionVars
+	v.learn(stateOf("autocommit", "OFF", "time_zone", "+00:00"), nil)
+	var ss syncState
+	v.markSynced(&ss)
+	if n := testing.AllocsPerRun(1000, func() { _ = v.inSync(&ss) }); n != 0 {
+		t.Fatalf("inSync allocates %v times", n)
+	}
+}
