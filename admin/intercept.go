@@ -41,7 +41,7 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		}
 		return false
 	}
-	if !sess.IsAdmin() && !everyUser(c.kind) {
+	if !sess.IsAdmin() && !sess.IsRootSys() && !everyUser(c.kind) {
 		return false // let the server answer, as ODP does for normal users
 	}
 	var err error
@@ -64,6 +64,10 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		err = reply.ResultSet(a.showSessions(sess, c))
 	case cmdShowSessionAttribute:
 		err = a.showSessionAttribute(sess, c, reply)
+	case cmdShowSessionVariables:
+		err = a.showSessionVariables(sess, c, reply)
+	case cmdShowRoute:
+		err = reply.ResultSet(a.showRoute(c))
 	case cmdKillSession:
 		err = a.killSession(c, reply)
 	case cmdSelectVars:

@@ -46,6 +46,11 @@ func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.Resul
 		if s.ServerAddr != "" {
 			svr = 1
 		}
+		if t, ok := a.srv.Session(s.ID); ok {
+			if ss := t.ServerSessions(); ss != nil {
+				svr = int64(len(ss))
+			}
+		}
 		rs.Rows = append(rs.Rows, []any{
 			uint64(s.ID), uint64(s.ID), s.Identity.Cluster, s.Identity.Tenant, s.Identity.User,
 			s.ClientAddr, nullIfEmpty(s.DB), s.TransCount, svr, odpState(s.State),
@@ -92,6 +97,44 @@ func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *re
 	add("server_ip", hostPart(s.ServerAddr), "server session address")
 	add("server_port", portPart(s.ServerAddr), "server session port")
 	add("server_sessid", strconv.FormatUint(uint64(s.ServerID), 10), "server's connection id")
+	for i, ss := range target.ServerSessions() {
+		p := "server_session[" + strconv.Itoa(i) + "]."
+		add(p+"addr", ss.Addr, "server address")
+		add(p+"server_sessid", strconv.FormatUint(uint64(ss.ID), 10), "server's connection id")
+		add(p+"protocol", ss.Protocol, "wire protocol")
+		add(p+"current", boolWord(ss.Current), "used by the last statement")
+		add(p+"in_trans", boolWord(ss.InTrans), "inside a transaction")
+	}
+	return reply.ResultSet(rs)
+}
+
+// showSessionVariables answers SHOW PROXYSESSION VARIABLES [ALL] [id]
+// [LIKE]: the session state obgate replays on server sessions (database,
+// system variables, user variables).
+func (a *Admin) showSessionVariables(sess *reactor.Session, c command, reply *reactor.Reply) error {
+	target := sess
+	if c.hasID {
+		t, ok := a.srv.Session(uint32(c.id))
+		if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
+			return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
+		}
+		target = t
+	}
+	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
+		mysqlproto.VarcharColumn("variable_name"), mysqlproto.VarcharColumn("value"),
+		mysqlproto.VarcharColumn("info"), mysqlproto.VarcharColumn("modified_type"),
+		mysqlproto.VarcharColumn("sys_variable_flag"),
+	}}
+	for _, v := range target.Variables() {
+		if c.hasLike && !matchLike(c.like, v.Name) {
+			continue
+		}
+		flag := ""
+		if v.Kind == "system" {
+			flag = "SESSION"
+		}
+		rs.Rows = append(rs.Rows, []any{v.Name, v.Value, v.Kind, "changed", flag})
+	}
 	return reply.ResultSet(rs)
 }
 

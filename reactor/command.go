@@ -64,7 +64,7 @@ func (s *Session) serveCommand() error {
 				if err := s.skipPacket(n); err != nil {
 					return err
 				}
-				s.srv.metrics.statement(kind, reply.failed, start)
+				s.countStatement(kind, reply.failed, start)
 				return reply.err
 			}
 		}
@@ -134,7 +134,7 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 	if err != nil {
 		var se *statementError
 		if errors.As(err, &se) {
-			s.srv.metrics.statement(kind, true, start)
+			s.countStatement(kind, true, start)
 			return false, s.writeError(se.reply)
 		}
 		return false, err
@@ -143,7 +143,7 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 	if after {
 		s.afterResponse(cmd, failed)
 	}
-	s.srv.metrics.statement(kind, failed, start)
+	s.countStatement(kind, failed, start)
 	return true, nil
 }
 
@@ -160,7 +160,7 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
 		if !inTrans && !failed {
 			s.transCount.Add(1)
-			s.srv.metrics.transactions.Inc()
+			s.countTransaction()
 		}
 	case mysqlproto.ComStmtPrepare:
 		if !failed {

@@ -76,7 +76,7 @@ func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
 
 func (s *Session) kill(k killStmt, start time.Time) error {
 	fail := func(e *mysqlproto.SQLError) error {
-		s.srv.metrics.statement(route.StmtKill, true, start)
+		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(e)
 	}
 	target, ok := s.srv.Session(k.id)
@@ -103,7 +103,7 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 			return fail(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
 		}
 		target.requestClose(closeNow)
-		s.srv.metrics.statement(route.StmtKill, false, start)
+		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
 	// Same server: let the server decide, with the server's id.

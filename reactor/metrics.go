@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -19,13 +20,21 @@ type reactorMetrics struct {
 	serverConnectFailures  *vm.Counter
 	serverChecksumFailures *vm.Counter
 	serverBreaks           *vm.Counter
-	transactions           *vm.Counter
 	bytesFromClient        *vm.Counter
 	bytesToClient          *vm.Counter
 	bytesFromServer        *vm.Counter
 	latency                *vm.PrometheusHistogram
-	stmts                  [route.NumStmtKinds][2]*vm.Counter // [kind][failed]
 	quits                  [len(quitNames)]*vm.Counter
+
+	reg     *metrics.Registry
+	tenants sync.Map // cluster + "\x00" + tenant → *tenantMetrics
+}
+
+// tenantMetrics are the statement series of one cluster and tenant; a
+// session finds its set once, at login.
+type tenantMetrics struct {
+	stmts        [route.NumStmtKinds][2]*vm.Counter // [kind][failed]
+	transactions *vm.Counter
 }
 
 func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
@@ -35,17 +44,13 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		serverConnectFailures:  r.Counter(metrics.ServerConnectFailures),
 		serverChecksumFailures: r.Counter(metrics.ServerFailures, "reason", "checksum"),
 		serverBreaks:           r.Counter(metrics.ServerFailures, "reason", "connection"),
-		transactions:           r.Counter(metrics.TransactionTotal),
 		bytesFromClient:        r.Counter(metrics.RequestByte, "transType", metrics.TransRequest, "sessionType", metrics.SessionClient),
 		bytesToClient:          r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionClient),
 		bytesFromServer:        r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 	}
-	for k := range route.NumStmtKinds {
-		name := route.StmtKind(k).String()
-		m.stmts[k][0] = r.Counter(metrics.SQLRequestTotal, "sqlType", name, "sqlResult", metrics.ResultSuccess)
-		m.stmts[k][1] = r.Counter(metrics.SQLRequestTotal, "sqlType", name, "sqlResult", metrics.ResultFail)
-	}
+	m.reg = r
+	m.forTenant("", "") // mysql routing mode's series exist from the start
 	for i := range m.quits {
 		m.quits[i] = r.Counter("obgate_session_quit_total", "reason", QuitSource(i).String())
 	}
@@ -54,17 +59,37 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	return m
 }
 
-// statement counts one finished statement and its latency.
-func (m *reactorMetrics) statement(kind route.StmtKind, failed bool, start time.Time) {
+// forTenant returns the statement series of a cluster and tenant ("" and
+// "" in mysql routing mode), creating them on first use. Tenants come from
+// successful logins, so the number of series stays bounded.
+func (m *reactorMetrics) forTenant(cluster, tenant string) *tenantMetrics {
+	key := cluster + "\x00" + tenant
+	if tm, ok := m.tenants.Load(key); ok {
+		return tm.(*tenantMetrics)
+	}
+	tm := &tenantMetrics{transactions: m.reg.Counter(metrics.TransactionTotal, "cluster", cluster, "tenant", tenant)}
+	for k := range route.NumStmtKinds {
+		name := route.StmtKind(k).String()
+		tm.stmts[k][0] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultSuccess)
+		tm.stmts[k][1] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultFail)
+	}
+	actual, _ := m.tenants.LoadOrStore(key, tm)
+	return actual.(*tenantMetrics)
+}
+
+// countStatement counts one finished statement of the session and its
+// latency.
+func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Time) {
+	tm := s.tenantMetrics()
 	f := 0
 	if failed {
 		f = 1
 	}
-	if int(kind) >= len(m.stmts) {
+	if int(kind) >= len(tm.stmts) {
 		kind = route.StmtOther
 	}
-	m.stmts[kind][f].Inc()
-	m.latency.Update(time.Since(start).Seconds())
+	tm.stmts[kind][f].Inc()
+	s.srv.metrics.latency.Update(time.Since(start).Seconds())
 }
 
 // serverFailure counts a server session that broke under a statement.
@@ -80,4 +105,23 @@ func (m *reactorMetrics) quit(src QuitSource) {
 	if int(src) < len(m.quits) {
 		m.quits[src].Inc()
 	}
+}
+
+// countTransaction counts a finished transaction of the session.
+func (s *Session) countTransaction() {
+	s.tenantMetrics().transactions.Inc()
+}
+
+// tenantMetrics returns the session's statement series: by cluster and
+// tenant in OceanBase mode (both checked at login), unlabelled in mysql
+// routing mode, where login names may carry any tenant.
+func (s *Session) tenantMetrics() *tenantMetrics {
+	if s.tm == nil {
+		if s.ob != nil {
+			s.tm = s.srv.metrics.forTenant(s.identity.Cluster, s.identity.Tenant)
+		} else {
+			s.tm = s.srv.metrics.forTenant("", "")
+		}
+	}
+	return s.tm
 }

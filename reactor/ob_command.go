@@ -36,7 +36,7 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 				if err := s.skipPacket(n); err != nil {
 					return err
 				}
-				s.srv.metrics.statement(kind, reply.failed, start)
+				s.countStatement(kind, reply.failed, start)
 				return reply.err
 			}
 		}
@@ -56,7 +56,7 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 				}
 				s.status |= mysqlproto.StatusInTrans
 				s.inTrans.Store(true)
-				s.srv.metrics.statement(kind, false, start)
+				s.countStatement(kind, false, start)
 				return s.writeOK(0, "")
 			case (kind == route.StmtCommit || kind == route.StmtRollback) && ob.heldBegin != nil && isSingleStatement(body):
 				ob.heldBegin = nil
@@ -66,7 +66,7 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 				s.status &^= mysqlproto.StatusInTrans
 				s.inTrans.Store(false)
 				s.transCount.Add(1)
-				s.srv.metrics.statement(kind, false, start)
+				s.countStatement(kind, false, start)
 				return s.writeOK(0, "")
 			}
 		}

@@ -139,6 +139,7 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 		ob.publishedDB = ob.vars.dbVer
 		s.setDB(ob.vars.db)
 	}
+	s.publishOB()
 }
 
 // resetOB forgets the session state after COM_RESET_CONNECTION ran on
@@ -202,16 +203,16 @@ func (s *Session) resendElsewhere(p []byte, orig error) error {
 func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	me := s.Info()
 	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
-		s.srv.metrics.statement(route.StmtKill, true, start)
+		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
 	}
 	if tinfo.ServerAddr == "" {
 		if k.query {
-			s.srv.metrics.statement(route.StmtKill, false, start)
+			s.countStatement(route.StmtKill, false, start)
 			return s.writeOK(0, "") // nothing runs yet
 		}
 		target.requestClose(closeNow)
-		s.srv.metrics.statement(route.StmtKill, false, start)
+		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
 	be := s.findServer(tinfo.ServerAddr)
@@ -224,7 +225,7 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 		be, _, err = s.openServer(ctx, tinfo.ServerAddr, false)
 		cancel()
 		if err != nil {
-			s.srv.metrics.statement(route.StmtKill, true, start)
+			s.countStatement(route.StmtKill, true, start)
 			return s.writeErrorFor(err)
 		}
 	}
@@ -250,4 +251,85 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 		target.requestClose(closeNow)
 	}
 	return nil
+}
+
+// VarInfo is one piece of session state obgate keeps for a client session
+// (SHOW PROXYSESSION VARIABLES).
+type VarInfo struct {
+	Name  string
+	Value string
+	Kind  string // "database", "system" or "user"
+}
+
+// ServerSessionInfo describes one server session of a client session.
+type ServerSessionInfo struct {
+	Addr     string
+	ID       uint32 // the server's connection id
+	Protocol string // "ob20" or "mysql"
+	InTrans  bool
+	Current  bool
+	LastUsed time.Time
+}
+
+// obSnapshot is what other goroutines may read of an OceanBase-mode
+// session; republished (under Session.mu) after commands that change it.
+type obSnapshot struct {
+	vars    []VarInfo
+	servers []ServerSessionInfo
+	ver     uint64 // vars.ver it reflects
+	nserver int
+	last    *serverConn
+}
+
+// publishOB refreshes the snapshot when the variables or the server
+// sessions changed; otherwise it costs two comparisons.
+func (s *Session) publishOB() {
+	ob := s.ob
+	if ob.snap.ver == ob.vars.ver && ob.snap.nserver == len(ob.servers) && ob.snap.last == ob.last {
+		return
+	}
+	var vars []VarInfo
+	if ob.vars.db != "" {
+		vars = append(vars, VarInfo{Name: "database", Value: ob.vars.db, Kind: "database"})
+	}
+	for i, set := range ob.vars.hotSet {
+		if set {
+			vars = append(vars, VarInfo{Name: hotNames[i], Value: ob.vars.hot[i], Kind: "system"})
+		}
+	}
+	for _, e := range ob.vars.sys {
+		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "system"})
+	}
+	for _, e := range ob.vars.user {
+		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "user"})
+	}
+	servers := make([]ServerSessionInfo, 0, len(ob.servers))
+	for _, be := range ob.servers {
+		proto := "mysql"
+		if be.ob20 != nil {
+			proto = "ob20"
+		}
+		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
+			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == ob.last, LastUsed: be.lastUsed})
+	}
+	ob.snap = obSnapshot{ver: ob.vars.ver, nserver: len(ob.servers), last: ob.last}
+	s.mu.Lock()
+	s.varsPub, s.serversPub = vars, servers
+	s.mu.Unlock()
+}
+
+// Variables returns the session state obgate replays on server sessions.
+// Any goroutine may call it.
+func (s *Session) Variables() []VarInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.varsPub
+}
+
+// ServerSessions returns the session's server sessions. Any goroutine may
+// call it.
+func (s *Session) ServerSessions() []ServerSessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serversPub
 }

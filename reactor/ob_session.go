@@ -43,6 +43,7 @@ type obSession struct {
 	publishedDB    uint64                   // vars.dbVer last copied to Session.db
 	stateScratch   []byte                   // client session-state being built
 	okScratch      []byte                   // client OK being built
+	snap           obSnapshot               // what publishOB last published
 }
 
 // prepared is a statement prepared by the client, which obgate prepares
@@ -207,6 +208,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
+	s.publishOB()
 	return nil
 }
 

@@ -46,6 +46,8 @@ type Session struct {
 	pendingUser string         // login name of the COM_CHANGE_USER in progress
 	replySeq    uint8          // sequence id of the next packet to the client
 
+	tm *tenantMetrics // statement series of the session's cluster and tenant
+
 	// OceanBase mode (nil in mysql routing mode).
 	ob           *obSession
 	patchID      uint32 // statement id written into the request being relayed
@@ -64,6 +66,8 @@ type Session struct {
 	user        string
 	backendAddr string
 	backendID   uint32 // the server's connection id of backend
+	varsPub     []VarInfo           // OceanBase mode: see publishOB
+	serversPub  []ServerSessionInfo // OceanBase mode: see publishOB
 
 	// Shared counters.
 	transCount atomic.Uint64
@@ -97,6 +101,12 @@ func (s *Session) State() SessionState { return SessionState(s.state.Load()) }
 // IsAdmin reports whether the session is an obgate administrator session
 // (root@proxysys), which never touches a server.
 func (s *Session) IsAdmin() bool { return s.admin }
+
+// IsRootSys reports whether the session is root@sys of an OceanBase
+// cluster, which may run obgate's internal commands as ODP allows.
+func (s *Session) IsRootSys() bool {
+	return s.ob != nil && s.identity.User == route.UserRoot && s.identity.Tenant == route.TenantSys
+}
 
 // Identity is what the login name said.
 func (s *Session) Identity() route.Identity { return s.identity }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -433,6 +434,7 @@ func (c *Cluster) TenantLists() []*TenantServers {
 	for _, v := range m {
 		out = append(out, v)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tenant < out[j].Tenant })
 	return out
 }
 
