@@ -87,7 +87,7 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 // everyUser reports whether normal users may run the command.
 func everyUser(k cmdKind) bool {
 	switch k {
-	case cmdShowSession, cmdPing, cmdProxyVersion, cmdProxyStatus:
+	case cmdShowSession, cmdShowSessionAttribute, cmdShowSessionVariables, cmdPing, cmdProxyVersion, cmdProxyStatus:
 		return true
 	}
 	return false

@@ -27,6 +27,7 @@ type serverConn struct {
 
 	// OceanBase mode.
 	ob20     *mysqlproto.OB20Framer // OB 2.0 framing after login, or nil
+	comp     *mysqlproto.CompressedFramer // MySQL compressed protocol, or nil
 	extra    []byte                 // OB20 extra info sent with each request
 	obCaps   mysqlproto.OBCapability
 	status   mysqlproto.ServerStatus // after the last response

@@ -306,8 +306,11 @@ func (s *Session) publishOB() {
 	servers := make([]ServerSessionInfo, 0, len(ob.servers))
 	for _, be := range ob.servers {
 		proto := "mysql"
-		if be.ob20 != nil {
+		switch {
+		case be.ob20 != nil:
 			proto = "ob20"
+		case be.comp != nil:
+			proto = "compressed"
 		}
 		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
 			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == ob.last, LastUsed: be.lastUsed})

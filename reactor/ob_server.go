@@ -77,12 +77,15 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 	}
 	granted := grantedOBCaps(ok.SessionState)
 	be.obCaps = granted
-	if cfg.EnableOBProtocolV2 && granted.Has(mysqlproto.OBCapProtocolV2) {
+	switch {
+	case cfg.EnableOBProtocolV2 && granted.Has(mysqlproto.OBCapProtocolV2):
 		fr := mysqlproto.NewOB20Framer(be.conn, be.conn, mysqlproto.FramerClient, h.ConnectionID)
 		fr.SetNextRequestID(uint32(time.Now().UnixNano()) & 0xffffff)
 		fr.SetMaxPayload(8 << 20)
 		be.ob20 = fr
 		be.extra = traceInfo(hostOnly(s.clientAddr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
+	case cfg.EnableCompressionProtocol && granted.Has(mysqlproto.OBCapChecksum):
+		be.comp = mysqlproto.NewCompressedFramer(be.conn, be.conn, mysqlproto.FramerClient, compressionLevel(cfg.CompressionAlgorithm))
 	}
 	_ = be.conn.SetDeadline(time.Time{})
 	be.status = ok.Status
@@ -118,8 +121,11 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
 	caps := obRequestedCaps
-	if cfg.EnableOBProtocolV2 {
+	switch {
+	case cfg.EnableOBProtocolV2:
 		caps |= mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo
+	case cfg.EnableCompressionProtocol:
+		caps |= mysqlproto.OBCapChecksum
 	}
 	attrs := make([]mysqlproto.ConnAttr, 0, len(ob.login.Attrs)+14)
 	clientIP := hostOnly(s.clientAddr)
@@ -189,6 +195,18 @@ func grantedOBCaps(raw []byte) mysqlproto.OBCapability {
 	}
 }
 
+// compressionLevel reads compression_algorithm (zlib:N) for the compressed
+// protocol; empty means ODP's default, stored zlib blocks (Adler-32
+// integrity without deflate's CPU cost).
+func compressionLevel(alg string) int {
+	if len(alg) > 5 && alg[:5] == "zlib:" {
+		if n, err := strconv.Atoi(alg[5:]); err == nil && n >= 0 && n <= 9 {
+			return n
+		}
+	}
+	return mysqlproto.CompressStored
+}
+
 // traceInfo builds the OB20 extra-info block obgate sends with each
 // request: the client's address as trace info, in the format the server
 // granted.
@@ -208,7 +226,7 @@ func (b *serverConn) alive() bool {
 	if b.closed.Load() {
 		return false
 	}
-	if b.ob20 != nil && b.ob20.Buffered() > 0 {
+	if (b.ob20 != nil && b.ob20.Buffered() > 0) || (b.comp != nil && b.comp.Buffered() > 0) {
 		return false // bytes outside a response: out of step
 	}
 	if b.rc == nil {
@@ -238,6 +256,13 @@ func (b *serverConn) peek(fd uintptr) {
 // writeRequest sends one piece of a request: through the OB20 framer (the
 // first piece carries the trace info, the last the LAST flag) or as is.
 func (b *serverConn) writeRequest(p []byte, first, last bool) error {
+	if b.comp != nil {
+		if first {
+			b.comp.BeginRequest()
+		}
+		_, err := b.comp.Write(p)
+		return err
+	}
 	if b.ob20 == nil {
 		_, err := b.conn.Write(p)
 		return err
@@ -262,8 +287,11 @@ func (b *serverConn) writeRequest(p []byte, first, last bool) error {
 // read reads response bytes: MySQL packets, unframed from OB20 when the
 // session speaks it (after both checksums were verified).
 func (b *serverConn) read(p []byte) (int, error) {
-	if b.ob20 != nil {
+	switch {
+	case b.ob20 != nil:
 		return b.ob20.Read(p)
+	case b.comp != nil:
+		return b.comp.Read(p)
 	}
 	return b.conn.Read(p)
 }
