@@ -26,9 +26,9 @@ type serverConn struct {
 	closed   atomic.Bool
 
 	// OceanBase mode.
-	ob20     *mysqlproto.OB20Framer // OB 2.0 framing after login, or nil
+	ob20     *mysqlproto.OB20Framer       // OB 2.0 framing after login, or nil
 	comp     *mysqlproto.CompressedFramer // MySQL compressed protocol, or nil
-	extra    []byte                 // OB20 extra info sent with each request
+	extra    []byte                       // OB20 extra info sent with each request
 	obCaps   mysqlproto.OBCapability
 	status   mysqlproto.ServerStatus // after the last response
 	sync     syncState               // how much of the client's session state it has

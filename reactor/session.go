@@ -65,7 +65,7 @@ type Session struct {
 	// user is the login name as the client sent it.
 	user        string
 	backendAddr string
-	backendID   uint32 // the server's connection id of backend
+	backendID   uint32              // the server's connection id of backend
 	varsPub     []VarInfo           // OceanBase mode: see publishOB
 	serversPub  []ServerSessionInfo // OceanBase mode: see publishOB
 
