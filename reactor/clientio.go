@@ -27,8 +27,12 @@ type clientIO interface {
 	Buffered() int
 	// Write queues p; p must stay unchanged until Flush returns.
 	Write(p []byte) error
-	// Flush sends everything queued and waits until the kernel took it.
+	// Flush sends everything queued, as the end of a response, and waits
+	// until the kernel took it.
 	Flush() error
+	// FlushMore sends everything queued as part of a response that goes
+	// on (for OB 2.0 framing: without the LAST flag).
+	FlushMore() error
 	// Close closes the connection; blocked calls return an error.
 	Close() error
 	// Transport names the implementation ("netpoll", "net", "tls").
@@ -147,6 +151,8 @@ func (c *netClientIO) Flush() error {
 	c.out = c.outBacker[:0]
 	return err
 }
+
+func (c *netClientIO) FlushMore() error { return c.Flush() }
 
 func (c *netClientIO) Close() error { return c.conn.Close() }
 

@@ -31,6 +31,8 @@ func (c *netpollClientIO) Write(p []byte) error {
 
 func (c *netpollClientIO) Flush() error { return c.conn.Writer().Flush() }
 
+func (c *netpollClientIO) FlushMore() error { return c.Flush() }
+
 func (c *netpollClientIO) Close() error { return c.conn.Close() }
 
 func (c *netpollClientIO) Transport() string { return "netpoll" }

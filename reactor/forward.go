@@ -84,14 +84,24 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 		}
 		return quit(QuitServerNetwork, err)
 	}
-	flush := func() error {
+	// flush sends the decided bytes; final marks the end of what the
+	// client gets before it must act (the whole response, or a request of
+	// the server's such as LOCAL INFILE).
+	flush := func(final bool) error {
 		if dec == 0 {
+			if final {
+				return wrapClient(s.client.Flush())
+			}
 			return nil
 		}
 		if err := s.client.Write(buf[:dec]); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
-		if err := s.client.Flush(); err != nil {
+		flushFn := s.client.FlushMore
+		if final {
+			flushFn = s.client.Flush
+		}
+		if err := flushFn(); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
 		written += int64(dec)
@@ -108,9 +118,9 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				if dec != end {
 					return written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
 				}
-				return written, flush()
+				return written, flush(true)
 			}
-			if err := flush(); err != nil {
+			if err := flush(false); err != nil {
 				return written, err
 			}
 			if want := sc.Want(); want > len(buf) {
@@ -142,7 +152,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				s.obPrepared(sc.Packet())
 			}
 		case mysqlproto.ScanLocalInfile:
-			if err := flush(); err != nil {
+			if err := flush(true); err != nil {
 				return written, err
 			}
 			if end != 0 {
@@ -152,7 +162,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				return written, err
 			}
 		case mysqlproto.ScanAuthContinue:
-			if err := flush(); err != nil {
+			if err := flush(true); err != nil {
 				return written, err
 			}
 			hdr, err := s.client.Peek(mysqlproto.HeaderLen)

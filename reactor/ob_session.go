@@ -200,16 +200,42 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	}
 	s.ob.vars.markSynced(&s.ob.last.sync)
 	// The client gets a plain OK: the server's status and warnings, without
-	// the OceanBase feedback variables meant for the proxy.
+	// the OceanBase feedback variables meant for the proxy; an OceanBase
+	// driver that may speak OB 2.0 learns it from ob_capability_flag.
 	reply := mysqlproto.OK{Status: ok2.Status, Warnings: ok2.Warnings}
 	if resp.Database != "" && s.caps.Has(mysqlproto.ClientSessionTrack) {
 		reply.SessionState = mysqlproto.AppendSchemaState(nil, resp.Database)
+	}
+	if s.clientOBCaps = clientOB20Caps(resp, cfg.EnableOBProtocolV2WithClient); s.clientOBCaps != 0 {
+		reply.SessionState = mysqlproto.AppendSystemVariableState(reply.SessionState,
+			mysqlproto.OBCapabilityFlagVar, mysqlproto.FormatOBCapability(s.clientOBCaps))
 	}
 	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	s.publishOB()
 	return nil
+}
+
+// clientOB20Caps decides whether a client gets OB 2.0 framing (ODP's rule,
+// ob20-protocol.md §11.2): the option is on, the client is an OceanBase
+// driver, and it asked for OB_PROTOCOL_V2 in __proxy_capability_flag. The
+// grant is what obgate supports of the request.
+func clientOB20Caps(resp *mysqlproto.HandshakeResponse, enabled bool) mysqlproto.OBCapability {
+	if !enabled {
+		return 0
+	}
+	switch t, _ := resp.Attr(mysqlproto.AttrMySQLClientType); t {
+	case mysqlproto.ClientTypeOBLibOBClient, mysqlproto.ClientTypeOBJDBC:
+	default:
+		return 0
+	}
+	v, _ := resp.Attr(mysqlproto.AttrProxyCapabilityFlag)
+	asked, ok := mysqlproto.ParseOBCapability(v)
+	if !ok || !asked.Has(mysqlproto.OBCapProtocolV2) {
+		return 0
+	}
+	return asked & (mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo)
 }
 
 func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Identity) {

@@ -3,6 +3,7 @@ package reactor
 import (
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,10 +29,11 @@ type Session struct {
 	closeReq atomic.Uint32 // shared: closeNone, closeWhenIdle or closeNow
 	torndown atomic.Bool
 
-	client    clientIO
-	netClient *netClientIO // set when client is a netClientIO, to free its buffer
-	rawConn   net.Conn     // the accepted connection, until the transport takes it over
-	backend   *serverConn
+	client     clientIO
+	netClient  *netClientIO  // set when client is a netClientIO, to free its buffer
+	ob20Client *ob20ClientIO // set when the client speaks OB 2.0, to free its buffer
+	rawConn    net.Conn      // the accepted connection, until the transport takes it over
+	backend    *serverConn
 
 	caps    mysqlproto.Capability // negotiated with the client
 	status  mysqlproto.ServerStatus
@@ -46,7 +48,8 @@ type Session struct {
 	pendingUser string         // login name of the COM_CHANGE_USER in progress
 	replySeq    uint8          // sequence id of the next packet to the client
 
-	tm *tenantMetrics // statement series of the session's cluster and tenant
+	tm           *tenantMetrics          // statement series of the session's cluster and tenant
+	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
 
 	// OceanBase mode (nil in mysql routing mode).
 	ob           *obSession
@@ -148,7 +151,7 @@ func (s *Session) Info() SessionInfo {
 	}
 	if t, ok := s.transport(); ok {
 		info.Transport = t
-		info.TLS = t == "tls"
+		info.TLS = strings.HasPrefix(t, "tls")
 	}
 	info.InTrans = s.inTrans.Load()
 	info.TransCount = s.transCount.Load()

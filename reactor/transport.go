@@ -13,6 +13,8 @@ import (
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
+
+	"obgate/mysqlproto"
 )
 
 // serveTransport moves a logged-in session onto its command-phase
@@ -35,8 +37,18 @@ func (s *Session) serveTransport() {
 	}
 	nc := newNetClientIO(s.rawConn, name)
 	s.client, s.netClient = nc, nc
-	s.transportName.Store(name)
+	s.wrapClientOB20()
+	s.transportName.Store(s.client.Transport())
 	s.runNetLoop()
+}
+
+// wrapClientOB20 puts OB 2.0 framing on the client transport when the
+// login negotiated it.
+func (s *Session) wrapClientOB20() {
+	if s.clientOBCaps.Has(mysqlproto.OBCapProtocolV2) {
+		s.ob20Client = newOB20ClientIO(s.client, s.id)
+		s.client = s.ob20Client
+	}
 }
 
 // runNetLoop serves commands on the current goroutine until the session
@@ -83,8 +95,9 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	_ = conn.SetReadTimeout(clientReadTimeout)
 	_ = conn.SetWriteTimeout(clientWriteTimeout)
 	s.client = &netpollClientIO{conn: conn}
+	s.wrapClientOB20()
 	s.clientCloser.Store(&closerRef{conn})
-	s.transportName.Store("netpoll")
+	s.transportName.Store(s.client.Transport())
 	_ = conn.AddCloseCallback(s.onNetpollClose)
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
@@ -178,6 +191,9 @@ func (s *Session) teardown() {
 	s.closeTransport()
 	if s.netClient != nil {
 		s.netClient.free()
+	}
+	if s.ob20Client != nil {
+		s.ob20Client.free()
 	}
 	s.srv.sessions.Delete(s.id)
 	s.srv.clients.Add(-1)

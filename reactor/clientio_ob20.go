@@ -1,0 +1,152 @@
+package reactor
+
+import (
+	"github.com/bytedance/gopkg/lang/mcache"
+
+	"obgate/mysqlproto"
+)
+
+// ob20ClientIO carries a session's command phase over OceanBase 2.0
+// frames, for OceanBase drivers that asked for it when
+// enable_ob_protocol_v2_with_client is on. It sits on the session's
+// transport: requests are unframed (both checksums verified) into a
+// buffer the command code peeks at as usual, and responses are framed
+// with the request's id and the next sequence numbers, the final frame of
+// each response flagged LAST.
+//
+// Like every clientIO it is used by the goroutine running the command,
+// except Close.
+type ob20ClientIO struct {
+	raw  clientIO
+	fr   *mysqlproto.OB20Framer
+	in   []byte // unframed request bytes; in[r:] not yet consumed
+	r    int
+	out  []byte // response bytes not yet framed
+	sent bool   // a frame of the current response went out without LAST
+}
+
+func newOB20ClientIO(raw clientIO, connID uint32) *ob20ClientIO {
+	c := &ob20ClientIO{raw: raw}
+	c.fr = mysqlproto.NewOB20Framer(rawReader{raw}, rawWriter{raw}, mysqlproto.FramerServer, connID)
+	return c
+}
+
+// rawReader reads a transport's bytes as an io.Reader.
+type rawReader struct{ c clientIO }
+
+func (rr rawReader) Read(p []byte) (int, error) {
+	if _, err := rr.c.Peek(1); err != nil {
+		return 0, err
+	}
+	n := min(len(p), rr.c.Buffered(), chunkSize)
+	b, err := rr.c.Next(n)
+	if err != nil {
+		return 0, err
+	}
+	copy(p, b)
+	rr.c.Release()
+	return n, nil
+}
+
+// rawWriter sends each write at once.
+type rawWriter struct{ c clientIO }
+
+func (rw rawWriter) Write(p []byte) (int, error) {
+	if err := rw.c.Write(p); err != nil {
+		return 0, err
+	}
+	if err := rw.c.Flush(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *ob20ClientIO) fill(n int) error {
+	for len(c.in)-c.r < n {
+		if c.r > 0 {
+			c.in = c.in[:copy(c.in, c.in[c.r:])]
+			c.r = 0
+		}
+		if cap(c.in)-len(c.in) < 4096 {
+			nb := mcache.Malloc(len(c.in), max(2*cap(c.in), n, 16<<10))
+			copy(nb, c.in)
+			if cap(c.in) > 0 {
+				mcache.Free(c.in)
+			}
+			c.in = nb
+		}
+		k, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
+		c.in = c.in[:len(c.in)+k]
+		if err != nil && len(c.in)-c.r < n {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *ob20ClientIO) Peek(n int) ([]byte, error) {
+	if err := c.fill(n); err != nil {
+		return nil, err
+	}
+	return c.in[c.r : c.r+n], nil
+}
+
+func (c *ob20ClientIO) Next(n int) ([]byte, error) {
+	p, err := c.Peek(n)
+	if err == nil {
+		c.r += n
+	}
+	return p, err
+}
+
+func (c *ob20ClientIO) Release() {
+	if c.r == len(c.in) {
+		c.r = 0
+		c.in = c.in[:0]
+	}
+}
+
+func (c *ob20ClientIO) Buffered() int { return len(c.in) - c.r + c.fr.Buffered() }
+
+func (c *ob20ClientIO) Write(p []byte) error {
+	c.out = append(c.out, p...)
+	return nil
+}
+
+// FlushMore sends what is pending as a frame that the response continues.
+func (c *ob20ClientIO) FlushMore() error {
+	if len(c.out) == 0 {
+		return nil
+	}
+	err := c.fr.WriteFrame(c.out, nil, 0)
+	c.out = c.out[:0]
+	c.sent = true
+	return err
+}
+
+// Flush ends the response: what is pending goes out as its LAST frame.
+func (c *ob20ClientIO) Flush() error {
+	if len(c.out) == 0 && !c.sent {
+		return nil
+	}
+	err := c.fr.WriteFrame(c.out, nil, mysqlproto.OB20LastPacket)
+	if cap(c.out) > chunkSize {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+	c.sent = false
+	return err
+}
+
+func (c *ob20ClientIO) Close() error { return c.raw.Close() }
+
+func (c *ob20ClientIO) Transport() string { return c.raw.Transport() + "+ob20" }
+
+// free returns the request buffer; called once at teardown.
+func (c *ob20ClientIO) free() {
+	if cap(c.in) > 0 {
+		mcache.Free(c.in)
+		c.in = nil
+	}
+}
