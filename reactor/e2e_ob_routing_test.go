@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"obgate/internal/testkit"
@@ -100,6 +101,130 @@ func TestOBFlashBreak(t *testing.T) {
 	})
 }
 
+// TestOBFlashBreakPrepared stops the node where a statement was prepared
+// and last executed: the next execution is prepared again elsewhere and
+// succeeds. Also a held BEGIN: the node of the idle session stops before
+// the transaction's first statement, which then starts the transaction on
+// another node.
+func TestOBFlashBreakPrepared(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	forEachMode(t, func(t *testing.T, mode string) {
+		resetOBSim(t, c)
+		p := startOBProxy(t, c, mode)
+		_, conn := obConn(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+		defer cancel()
+		mk := newMarker("flashps")
+		st, err := conn.PrepareContext(ctx, "SELECT ? * 3 /* "+mk+"-ps */")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var n int
+		if err := st.QueryRowContext(ctx, 5).Scan(&n); err != nil || n != 15 {
+			t.Fatalf("first execution: %d, %v", n, err)
+		}
+		x := entryFor(t, c, mk+"-ps ").Node
+		if err := c.Node(x).Stop(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := st.QueryRowContext(ctx, i).Scan(&n); err != nil || n != i*3 {
+				t.Errorf("execution %d after node %s stopped: %d, %v", i, x, n, err)
+			}
+		}
+		for _, e := range proxyEntries(c, mk+"-ps ")[2:] {
+			if e.Node == x {
+				t.Errorf("ran on the stopped node:%s", describeEntries([]obsim.LogEntry{e}))
+			}
+		}
+		if err := c.Node(x).Start(); err != nil {
+			t.Fatal(err)
+		}
+
+		key := int(markerSeq.Add(1))
+		rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-idle */", mk))
+		y := entryFor(t, c, mk+"-idle ").Node
+		execCtx(t, conn, fmt.Sprintf("BEGIN /* %s-begin */", mk))
+		if err := c.Node(y).Stop(); err != nil {
+			t.Fatal(err)
+		}
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'held') /* %s-insert */", key, mk))
+		execCtx(t, conn, fmt.Sprintf("COMMIT /* %s-commit */", mk))
+		b, ins, cm := entryFor(t, c, mk+"-begin "), entryFor(t, c, mk+"-insert "), entryFor(t, c, mk+"-commit ")
+		if b.Node == y || b.Session != ins.Session || ins.Session != cm.Session {
+			t.Errorf("held BEGIN after node %s stopped: BEGIN, INSERT, COMMIT ran on %s/%d, %s/%d, %s/%d; want one other node",
+				y, b.Node, b.Session, ins.Node, ins.Session, cm.Node, cm.Session)
+		}
+		var v string
+		if err := c.Admin().QueryRow("SELECT v FROM "+obDB+".kv WHERE id = ?", key).Scan(&v); err != nil || v != "held" {
+			t.Errorf("committed row: %q, %v", v, err)
+		}
+	})
+}
+
+// TestOBStatementsThatStay checks the statements that must run on the
+// server session of the statement before them even with
+// enable_cached_server=false: LAST_INSERT_ID() after an INSERT, and
+// everything after CREATE TEMPORARY TABLE or GET_LOCK.
+func TestOBStatementsThatStay(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	if _, err := c.Admin().Exec("CREATE TABLE " + obDB + ".ai (id INT AUTO_INCREMENT PRIMARY KEY, v INT)"); err != nil {
+		t.Fatal(err)
+	}
+	forEachMode(t, func(t *testing.T, mode string) {
+		resetOBSim(t, c)
+		p := startOBProxy(t, c, mode, "enable_cached_server", "false")
+
+		t.Run("LAST_INSERT_ID", func(t *testing.T) {
+			_, conn := obConn(t, p)
+			mk := newMarker("lastid")
+			for i := range 12 {
+				res := execCtx(t, conn, fmt.Sprintf("INSERT INTO ai (v) VALUES (%d) /* %s-ins%d */", i, mk, i))
+				id, _ := res.LastInsertId()
+				got := rowStrings(t, conn, fmt.Sprintf("SELECT LAST_INSERT_ID() /* %s-sel%d */", mk, i))
+				if fmt.Sprint(got) != fmt.Sprintf("[[%d]]", id) {
+					t.Errorf("insert %d: LAST_INSERT_ID() %q, the INSERT's OK said %d", i, got, id)
+				}
+				ins, sel := entryFor(t, c, fmt.Sprintf("%s-ins%d ", mk, i)), entryFor(t, c, fmt.Sprintf("%s-sel%d ", mk, i))
+				if ins.Session != sel.Session {
+					t.Errorf("insert %d: SELECT LAST_INSERT_ID() ran on %s/%d, the INSERT on %s/%d", i, sel.Node, sel.Session, ins.Node, ins.Session)
+				}
+			}
+			if nodes := nodesOf(proxyEntries(c, mk+"-ins")); len(nodes) < 2 {
+				t.Errorf("the INSERTs ran on %v only: the test did not move", nodes)
+			}
+		})
+
+		for _, pin := range []string{"CREATE TEMPORARY TABLE tmp_pin (x INT)", "SELECT GET_LOCK('%s', 5)"} {
+			t.Run(strings.Fields(pin)[1], func(t *testing.T) {
+				_, conn := obConn(t, p)
+				mk := newMarker("pin")
+				if strings.Contains(pin, "%s") {
+					pin = fmt.Sprintf(pin, mk) // a lock no other test holds
+				}
+				for i := range 4 {
+					rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-pre%d */", mk, i))
+				}
+				if strings.HasPrefix(pin, "SELECT") {
+					rowStrings(t, conn, fmt.Sprintf("%s /* %s-pin */", pin, mk))
+				} else {
+					execCtx(t, conn, fmt.Sprintf("%s /* %s-pin */", pin, mk))
+				}
+				home := entryFor(t, c, mk+"-pin ")
+				for i := range 12 {
+					rowStrings(t, conn, fmt.Sprintf("SELECT %d /* %s-after%d */", i, mk, i))
+					if e := entryFor(t, c, fmt.Sprintf("%s-after%d ", mk, i)); e.Session != home.Session {
+						t.Fatalf("statement %d after %q ran on %s/%d, not on its server session %s/%d", i, pin, e.Node, e.Session, home.Node, home.Session)
+					}
+				}
+			})
+		}
+	})
+}
+
 // TestOBTransactionOnOneNode checks that with enable_cached_server=false a
 // transaction's statements (obgate's held BEGIN included) all run on one
 // node, and that statements move again after it ends.
@@ -153,14 +278,16 @@ func TestOBTransactionOnOneNode(t *testing.T) {
 					t.Errorf("the transaction ran on %v (steps %v), want one node", txn, steps)
 				}
 				if start != "SET autocommit = 0" {
-					// The held BEGIN goes right before the INSERT, on its
-					// server session.
+					// The held BEGIN goes right before the INSERT (its
+					// prepare, as go-sql-driver prepares it), on its server
+					// session.
 					b, ins := entryFor(t, c, mk+"-start "), entryFor(t, c, mk+"-insert ")
 					if b.Session != ins.Session {
 						t.Errorf("BEGIN ran on server session %d, INSERT on %d", b.Session, ins.Session)
 					}
 					for _, e := range c.Log() {
-						if e.Seq > b.Seq && e.Seq < ins.Seq && e.Session == b.Session && e.Command != "init_db" && !isReplay(e.SQL) {
+						if e.Seq > b.Seq && e.Seq < ins.Seq && e.Session == b.Session && e.Command != "init_db" && !isReplay(e.SQL) &&
+							(e.Command != "prepare" || !strings.Contains(e.SQL, mk+"-insert ")) {
 							t.Errorf("between the held BEGIN and the INSERT: %s", describeEntries([]obsim.LogEntry{e}))
 						}
 					}

@@ -3,6 +3,7 @@ package reactor
 import (
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"obgate/mysqlproto"
 )
@@ -71,6 +72,9 @@ func (s *Session) relayPacket(n int) (int64, error) {
 func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)
+	if s.ob != nil {
+		_ = s.backend.conn.SetReadDeadline(time.Now().Add(s.queryTimeout()))
+	}
 	buf := getChunk(chunkSize)
 	defer func() { putChunk(buf) }()
 	var written int64

@@ -120,10 +120,11 @@ func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
 			return nil, err
 		}
 		if err := s.syncServer(be); err != nil {
+			inTrans := s.serverInTrans()
 			lastErr = err
 			s.dropServer(be)
-			if s.serverInTrans() {
-				break
+			if inTrans {
+				return nil, errTxnServerLost
 			}
 			continue
 		}

@@ -3,6 +3,7 @@ package reactor
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"time"
 
@@ -34,7 +35,7 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	if !good {
 		return buf, dec, end
 	}
-	s.ob.vars.learn(ok.SessionState, s.ob.feedback)
+	s.ob.vars.learn(ok.SessionState, ok.Status, s.ob.feedback)
 	out := s.clientOK(ok)
 	delta := len(out) - len(p)
 	start := dec - len(p) - mysqlproto.HeaderLen
@@ -159,6 +160,29 @@ func (s *Session) resetOB(keep *serverConn) {
 	ob.heldBegin = nil
 }
 
+// defaultQueryTimeout is OceanBase's default ob_query_timeout.
+const defaultQueryTimeout = 10 * time.Second
+
+// queryTimeout is how long obgate waits for a server's answer in
+// OceanBase mode, as ODP does: observer_query_timeout_delta plus the
+// session's ob_query_timeout (the cluster's global value when the session
+// did not set it, else OceanBase's default).
+func (s *Session) queryTimeout() time.Duration {
+	us := int64(-1)
+	if s.ob.vars.hotSet[hotObQueryTimeout] {
+		us, _ = strconv.ParseInt(s.ob.vars.hot[hotObQueryTimeout], 10, 64)
+	} else if t := s.ob.cluster.Table(); t != nil {
+		if v, ok := t.SysVars["ob_query_timeout"]; ok {
+			us, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	d := defaultQueryTimeout
+	if us > 0 {
+		d = time.Duration(us) * time.Microsecond
+	}
+	return d + s.cfg.ObserverQueryTimeoutDelta
+}
+
 // serverSessionFailed handles a server session that broke (or sent a frame
 // whose checksum is wrong) before any byte of its answer reached the
 // client, outside a transaction: the server session is closed and counted
@@ -171,10 +195,16 @@ func (s *Session) serverSessionFailed(err error) error {
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
 	s.dropServer(be)
 	var reply *mysqlproto.SQLError
-	if errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
+			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
+			be.addr, s.queryTimeout())
+	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
-	} else {
+	default:
 		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to server %s during the statement; its outcome is unknown", be.addr)
 	}

@@ -296,19 +296,32 @@ func retryableLoginError(code uint16) bool {
 // anyway.
 func (s *Session) candidates(ctx context.Context) ([]string, error) {
 	ob := s.ob
-	ts, err := ob.cluster.TenantServers(ctx, ob.tenant)
-	if err != nil {
-		return nil, err
-	}
 	t := ob.cluster.Table()
-	usable := make([]string, 0, len(ts.Addrs))
-	for _, a := range ts.Addrs {
+	var addrs []string
+	if _, known := t.Tenant(ob.tenant); known {
+		ts, err := ob.cluster.TenantServers(ctx, ob.tenant)
+		if err != nil {
+			return nil, err
+		}
+		addrs = ts.Addrs
+	} else {
+		// A tenant the cluster does not list: any server answers the
+		// login with the cluster's own error, which the client gets.
+		for _, srv := range t.Servers {
+			addrs = append(addrs, srv.Addr)
+		}
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("cluster %s lists no servers", ob.cluster.Name())
+		}
+	}
+	usable := make([]string, 0, len(addrs))
+	for _, a := range addrs {
 		if srv, ok := t.Server(a); ok && srv.Usable() {
 			usable = append(usable, a)
 		}
 	}
 	if len(usable) == 0 {
-		return ts.Addrs, nil
+		return addrs, nil
 	}
 	return usable, nil
 }
@@ -333,12 +346,12 @@ var errTxnServerLost = errors.New("the server session of the open transaction is
 func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
 	ob := s.ob
 	s.expireServers()
-	if ob.last != nil && (s.serverInTrans() || ob.pinned || need == needLast) {
+	if inTrans := s.serverInTrans(); ob.last != nil && (inTrans || ob.pinned || need == needLast) {
 		if ob.last.alive() {
 			return ob.last, nil
 		}
-		s.dropServer(ob.last)
-		if s.serverInTrans() {
+		s.dropServer(ob.last) // forgets ob.last: inTrans was read before
+		if inTrans {
 			return nil, errTxnServerLost
 		}
 		ob.pinned = false
@@ -497,6 +510,7 @@ func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.R
 	}
 	sc := new(mysqlproto.ResponseScanner)
 	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
+	_ = be.conn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
 	buf := getChunk(4096)
 	defer putChunk(buf)
 	end, dec := 0, 0
@@ -513,7 +527,7 @@ func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.R
 			be.status = sc.Status()
 			if p[0] == mysqlproto.OKHeader {
 				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
-					s.ob.vars.learn(ok.SessionState, nil)
+					s.ob.vars.learn(ok.SessionState, ok.Status, nil)
 				}
 			}
 			continue

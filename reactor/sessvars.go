@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -122,10 +123,12 @@ func (v *sessionVars) setDB(db string) {
 }
 
 // learn applies a server's session-state report (the raw session-state
-// entries of an OK packet): the database, system variables before the
-// "__NULL" separator, user variables after it. feedback receives the
-// variables that are server feedback rather than state.
-func (v *sessionVars) learn(raw []byte, feedback func(name, value []byte)) {
+// entries of an OK packet, whose status flags are status): the database,
+// system variables before the "__NULL" separator, user variables after it.
+// feedback receives the variables that are server feedback rather than
+// state.
+func (v *sessionVars) learn(raw []byte, status mysqlproto.ServerStatus, feedback func(name, value []byte)) {
+	noBackslash := status.Has(mysqlproto.StatusNoBackslashEscapes)
 	it := mysqlproto.SessionStates(raw)
 	for {
 		typ, data, more := it.Next()
@@ -150,7 +153,7 @@ func (v *sessionVars) learn(raw []byte, feedback func(name, value []byte)) {
 					continue
 				}
 				if user {
-					v.setUser(string(name), string(value))
+					v.setUser(string(name), portableLiteral(string(value), noBackslash))
 					continue
 				}
 				if feedbackVars[string(name)] {
@@ -232,22 +235,78 @@ func (v *sessionVars) resetSQL(ss *syncState) []byte {
 
 // sysLiteral renders a system variable's reported value as a SQL literal:
 // numbers bare (integer variables refuse quoted values), anything else a
-// quoted string.
+// string that reads the same whatever the target's sql_mode.
 func sysLiteral(v string) string {
 	if isNumber(v) {
 		return v
 	}
-	return quoteString(v)
+	return sqlString(v)
 }
 
-// userLiteral renders a user variable's value. OBServers report user
-// variables as SQL literals already ('abc', 12, NULL); anything that is not
-// one is quoted.
+// userLiteral renders a user variable's stored literal (see
+// portableLiteral); anything that is not a literal is quoted.
 func userLiteral(v string) string {
-	if v == "NULL" || isNumber(v) || isQuoted(v) || strings.HasPrefix(v, "X'") || strings.HasPrefix(v, "0x") {
+	if v == "NULL" || isNumber(v) || isQuoted(v) || strings.HasPrefix(v, "X'") ||
+		strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "CONVERT(X'") {
 		return v
 	}
-	return quoteString(v)
+	return sqlString(v)
+}
+
+// portableLiteral rewrites a user variable's literal as an OBServer reported
+// it (written for the reporting session's sql_mode: with
+// NO_BACKSLASH_ESCAPES a backslash is an ordinary character) into one that
+// means the same under any sql_mode, since it is replayed on sessions whose
+// mode may differ. Literals other than quoted strings are kept.
+func portableLiteral(lit string, noBackslash bool) string {
+	if !isQuoted(lit) {
+		return lit
+	}
+	q := lit[0]
+	body := lit[1 : len(lit)-1]
+	var sb strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == q && i+1 < len(body) && body[i+1] == q:
+			sb.WriteByte(q)
+			i++
+		case c == '\\' && !noBackslash && i+1 < len(body):
+			i++
+			switch e := body[i]; e {
+			case '0':
+				sb.WriteByte(0)
+			case 'b':
+				sb.WriteByte('\b')
+			case 'n':
+				sb.WriteByte('\n')
+			case 'r':
+				sb.WriteByte('\r')
+			case 't':
+				sb.WriteByte('\t')
+			case 'Z':
+				sb.WriteByte(26)
+			case '%', '_':
+				sb.WriteByte('\\')
+				sb.WriteByte(e)
+			default:
+				sb.WriteByte(e)
+			}
+		default:
+			sb.WriteByte(c)
+		}
+	}
+	return sqlString(sb.String())
+}
+
+// sqlString quotes s so that it reads the same with and without
+// NO_BACKSLASH_ESCAPES: quotes doubled, and a string holding a backslash
+// or NUL given in hexadecimal.
+func sqlString(s string) string {
+	if strings.ContainsAny(s, "\\\x00") {
+		return "CONVERT(X'" + hex.EncodeToString([]byte(s)) + "' USING utf8mb4)"
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 func isNumber(s string) bool {
@@ -268,25 +327,4 @@ func isNumber(s string) bool {
 
 func isQuoted(s string) bool {
 	return len(s) >= 2 && ((s[0] == '\'' && s[len(s)-1] == '\'') || (s[0] == '"' && s[len(s)-1] == '"'))
-}
-
-// quoteString quotes s for MySQL, escaping backslashes and quotes.
-func quoteString(s string) string {
-	var sb strings.Builder
-	sb.Grow(len(s) + 2)
-	sb.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\'':
-			sb.WriteString(`\'`)
-		case '\\':
-			sb.WriteString(`\\`)
-		case 0:
-			sb.WriteString(`\0`)
-		default:
-			sb.WriteByte(c)
-		}
-	}
-	sb.WriteByte('\'')
-	return sb.String()
 }

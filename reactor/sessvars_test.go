@@ -25,7 +25,7 @@ func TestSessionVarsSync(t *testing.T) {
 	}
 	var fb []string
 	v.learn(append(stateOf("time_zone", "+08:00", "autocommit", "OFF", "ob_proxy_partition_hit", "1",
-		"__NULL", "__NULL", "u", "'abc'"), mysqlproto.AppendSchemaState(nil, "db1")...),
+		"__NULL", "__NULL", "u", "'abc'"), mysqlproto.AppendSchemaState(nil, "db1")...), 0,
 		func(n, val []byte) { fb = append(fb, string(n)+"="+string(val)) })
 	if len(fb) != 1 || fb[0] != "ob_proxy_partition_hit=1" {
 		t.Fatalf("feedback %v", fb)
@@ -44,7 +44,7 @@ func TestSessionVarsSync(t *testing.T) {
 	}
 	v.markSynced(&b)
 	// A hot variable going back and forth needs no sync where it matches.
-	v.learn(stateOf("autocommit", "ON"), nil)
+	v.learn(stateOf("autocommit", "ON"), 0, nil)
 	v.markSynced(&a)
 	if v.inSync(&b) {
 		t.Fatal("b has autocommit=OFF")
@@ -52,14 +52,14 @@ func TestSessionVarsSync(t *testing.T) {
 	if got := string(v.resetSQL(&b)); got != "SET @@autocommit = 'ON'" {
 		t.Fatalf("hot reset %q", got)
 	}
-	v.learn(stateOf("autocommit", "OFF"), nil)
+	v.learn(stateOf("autocommit", "OFF"), 0, nil)
 	v.markSynced(&a)
 	if !v.inSync(&b) {
 		t.Fatal("b already has autocommit=OFF: no sync needed")
 	}
 	// Numbers stay bare, quotes are escaped.
-	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), nil)
-	if got := string(v.resetSQL(&b)); got != "SET @@ob_query_timeout = 10000000, @@sql_mode = 'it\\'s'" {
+	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), 0, nil)
+	if got := string(v.resetSQL(&b)); got != "SET @@ob_query_timeout = 10000000, @@sql_mode = 'it''s'" {
 		t.Fatalf("literals %q", got)
 	}
 }
@@ -67,7 +67,7 @@ func TestSessionVarsSync(t *testing.T) {
 func BenchmarkSessionVarsInSync(b *testing.B) {
 	var v sessionVars
 	v.learn(stateOf("time_zone", "+08:00", "autocommit", "OFF", "sql_mode", "STRICT_TRANS_TABLES",
-		"__NULL", "__NULL", "u", "1"), nil)
+		"__NULL", "__NULL", "u", "1"), 0, nil)
 	v.setDB("db1")
 	var ss syncState
 	v.markSynced(&ss)
@@ -81,10 +81,35 @@ func BenchmarkSessionVarsInSync(b *testing.B) {
 
 func TestSessionVarsInSyncAllocs(t *testing.T) {
 	var v sessionVars
-	v.learn(stateOf("autocommit", "OFF", "time_zone", "+00:00"), nil)
+	v.learn(stateOf("autocommit", "OFF", "time_zone", "+00:00"), 0, nil)
 	var ss syncState
 	v.markSynced(&ss)
 	if n := testing.AllocsPerRun(1000, func() { _ = v.inSync(&ss) }); n != 0 {
 		t.Fatalf("inSync allocates %v times", n)
+	}
+}
+
+// TestPortableLiteral checks that user-variable literals are rewritten
+// into forms that read the same under any sql_mode.
+func TestPortableLiteral(t *testing.T) {
+	cases := []struct {
+		lit         string
+		noBackslash bool
+		want        string
+	}{
+		{"12", false, "12"},
+		{"NULL", false, "NULL"},
+		{"X'00ff'", false, "X'00ff'"},
+		{"'abc'", false, "'abc'"},
+		{"'it''s'", false, "'it''s'"},
+		{`'it\'s'`, false, "'it''s'"},
+		{`'a\b\\c'`, true, "CONVERT(X'615c625c5c63' USING utf8mb4)"},
+		{`'a\nb'`, false, "'a\nb'"}, // a newline needs no backslash in the replay
+		{`'x\\y'`, false, "CONVERT(X'785c79' USING utf8mb4)"},
+	}
+	for _, c := range cases {
+		if got := portableLiteral(c.lit, c.noBackslash); got != c.want {
+			t.Errorf("portableLiteral(%s, %v) = %s, want %s", c.lit, c.noBackslash, got, c.want)
+		}
 	}
 }

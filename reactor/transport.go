@@ -99,6 +99,11 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	s.clientCloser.Store(&closerRef{conn})
 	s.transportName.Store(s.client.Transport())
 	_ = conn.AddCloseCallback(s.onNetpollClose)
+	if d, ok := conn.(interface {
+		SetOnDisconnect(netpoll.OnDisconnect) error
+	}); ok {
+		_ = d.SetOnDisconnect(s.onClientGone)
+	}
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
 		return nil
@@ -122,6 +127,18 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 		return conn.Close()
 	}
 	return nil
+}
+
+// onClientGone is netpoll's OnDisconnect: the client hung up. A command
+// still waiting for its server is cut short (its server connection is
+// closed), as nobody will read the answer. It runs on the poller; it only
+// closes a socket.
+func (s *Session) onClientGone(context.Context, netpoll.Connection) {
+	if s.State() == StateCommand {
+		if be := s.sharedBackend.Load(); be != nil {
+			be.close()
+		}
+	}
 }
 
 // onNetpollClose runs once when the netpoll connection is closed by either

@@ -324,6 +324,14 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 	if _, ok := t.Tenants[TenantSys]; !ok {
 		t.Tenants[TenantSys] = &Tenant{Name: TenantSys, ID: 1, Status: "NORMAL"}
 	}
+	if vars, err := cl.Query(sqlSysVariables); err == nil {
+		t.SysVars = make(map[string]string, len(vars.Rows))
+		for i := range vars.Rows {
+			t.SysVars[vars.String(i, "name")] = vars.String(i, "value")
+		}
+	} else {
+		c.log.Debug("system variables not read", "err", err)
+	}
 	return t, nil
 }
 

@@ -17,6 +17,8 @@ const (
 
 	sqlServers = "SELECT /*+READ_CONSISTENCY(WEAK)*/ svr_ip, svr_port AS rpc_port, sql_port AS svr_port, zone, status,start_service_time is not null AS start_service_time, stop_time is not null as stop_time FROM oceanbase.DBA_OB_SERVERS WHERE svr_port > 0 ORDER BY zone LIMIT 9223372036854775807"
 
+	sqlSysVariables = "SELECT /*+READ_CONSISTENCY(WEAK)*/ name, data_type, value, modified_time, flags FROM __all_virtual_proxy_sys_variable LIMIT 9223372036854775807"
+
 	sqlTenants = "SELECT /*+READ_CONSISTENCY(WEAK)*/ tenant_name, tenant_id, locality, previous_locality, primary_zone, status FROM oceanbase.DBA_OB_TENANTS where previous_locality is null and tenant_id != 1"
 
 	sqlTenantServersFmt = "SELECT /*+READ_CONSISTENCY(WEAK)*/ A.*, B.svr_port as svr_port FROM oceanbase.__all_virtual_proxy_schema A inner join oceanbase.DBA_OB_SERVERS B ON A.svr_ip = B.svr_ip and A.sql_port = B.sql_port WHERE A.tenant_name = '%s' AND A.database_name = '%s' AND A.table_name = '%s' AND A.sql_port > 0 ORDER BY A.tablet_id ASC, role ASC LIMIT 9223372036854775807"

@@ -113,6 +113,9 @@ type Table struct {
 	Servers   []*Server
 	Zones     map[string]*Zone
 	Tenants   map[string]*Tenant
+	// SysVars are the cluster's global system variable values
+	// (__all_virtual_proxy_sys_variable), e.g. ob_query_timeout.
+	SysVars   map[string]string
 	Refreshed time.Time
 	// Generation increases with every published snapshot.
 	Generation uint64

@@ -351,11 +351,12 @@ func yesNo(b bool) string {
 
 // loginError answers the handshake response with an ERR and logs it.
 func (s *session) loginError(e *mysqlproto.SQLError, entry *LogEntry) error {
-	_ = s.pio.WritePacketFlush(e.AppendPacket(nil))
+	// Logged first: whoever sees the ERR may read the log at once.
 	if entry != nil {
 		entry.Result, entry.Code = "error", e.Code
 		s.record(*entry, time.Now())
 	}
+	_ = s.pio.WritePacketFlush(e.AppendPacket(nil))
 	return e
 }
 

@@ -1,0 +1,277 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"obgate/internal/testkit"
+	"obgate/mysqlproto"
+	"obgate/tools/obsim"
+)
+
+// obProtocols are obgate's ways of talking to servers: the OB 2.0 protocol
+// (the default), plain MySQL packets, and the MySQL compressed protocol
+// (OceanBase's CHECKSUM capability).
+var obProtocols = []struct {
+	name string
+	kv   []string
+	want string // LogEntry.Protocol
+}{
+	{"ob20", nil, "ob20"},
+	{"mysql", []string{"enable_ob_protocol_v2", "false"}, "mysql"},
+	{"compressed", []string{"enable_ob_protocol_v2", "false", "enable_compression_protocol", "true"}, "compressed"},
+}
+
+// TestOBProtocolChoice checks which protocol obgate's server sessions
+// speak: OB 2.0 by default, MySQL with enable_ob_protocol_v2=false, the
+// compressed protocol when enable_compression_protocol is on as well.
+func TestOBProtocolChoice(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	for _, proto := range obProtocols {
+		t.Run(proto.name, func(t *testing.T) {
+			resetOBSim(t, c)
+			p := startOBProxy(t, c, "netpoll", append([]string{"enable_cached_server", "false"}, proto.kv...)...)
+			_, conn := obConn(t, p)
+			mk := newMarker("proto")
+			execCtx(t, conn, fmt.Sprintf("SET @p = 1 /* %s */", mk))
+			for i := range 10 {
+				if got := rowStrings(t, conn, fmt.Sprintf("SELECT ?+@p /* %s */", mk), i); fmt.Sprint(got) != fmt.Sprintf("[[%d]]", i+1) {
+					t.Fatalf("got %q", got)
+				}
+			}
+			var n int
+			for _, e := range c.Log() {
+				if e.Client != "proxy" {
+					continue
+				}
+				n++
+				if e.Protocol != proto.want {
+					t.Errorf("server session speaks %q, want %q:%s", e.Protocol, proto.want, describeEntries([]obsim.LogEntry{e}))
+				}
+			}
+			if n < 20 {
+				t.Errorf("only %d log entries of obgate's sessions", n)
+			}
+		})
+	}
+}
+
+// TestOBCorruptFrame makes the node that serves a session send one OB 2.0
+// frame with a wrong checksum: the statement fails with ERR 8003, no byte
+// of the damaged answer reaches the client, and the session goes on (on
+// another server session) with its state.
+func TestOBCorruptFrame(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	forEachMode(t, func(t *testing.T, mode string) {
+		resetOBSim(t, c)
+		p := startOBProxy(t, c, mode)
+		_, conn := obConn(t, p)
+		mk := newMarker("corrupt")
+		execCtx(t, conn, fmt.Sprintf("SET @keep = 'kept', time_zone = '+05:05' /* %s-set */", mk))
+		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+		defer cancel()
+		for round := range 4 {
+			probe := fmt.Sprintf("%s-probe%d ", mk, round)
+			rowStrings(t, conn, "SELECT 1 /* "+probe+"*/")
+			x := entryFor(t, c, probe)
+			c.Node(x.Node).CorruptFrames(1)
+
+			rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT CONCAT('secret-', %d) /* %s-bad%d */", round, mk, round))
+			if err == nil {
+				got, serr := scanStrings(rows)
+				rows.Close()
+				t.Fatalf("round %d: the statement whose answer was damaged returned %q (%v), want ERR 8003", round, got, serr)
+			}
+			if code := sqlErrorCode(err); code != mysqlproto.OBPacketChecksumError {
+				t.Fatalf("round %d: damaged answer: %v, want ERR 8003", round, err)
+			}
+			es := proxyEntries(c, fmt.Sprintf("%s-bad%d ", mk, round))
+			if len(es) != 1 || es[0].Node != x.Node || es[0].Session != x.Session {
+				t.Errorf("round %d: the damaged statement should have run once on server session %d of %s:%s", round, x.Session, x.Node, describeEntries(es))
+			}
+
+			next := fmt.Sprintf("%s-next%d ", mk, round)
+			got := rowStrings(t, conn, fmt.Sprintf("SELECT CONCAT('fine-', %d), @keep, @@time_zone /* %s*/", round, next))
+			if want := fmt.Sprintf("[[fine-%d kept +05:05]]", round); fmt.Sprint(got) != want {
+				t.Errorf("round %d: after ERR 8003: %q, want %s", round, got, want)
+			}
+			if e := entryFor(t, c, next); e.Session == x.Session {
+				t.Errorf("round %d: the server session whose frame was damaged (%d) was used again", round, x.Session)
+			}
+		}
+	})
+}
+
+// TestOBCorruptFrameInTransaction damages the answer to a statement of an
+// open transaction: the transaction cannot go on elsewhere, so the client
+// gets an error and its connection is closed; nothing of the transaction
+// is committed, and the statements after it never run on another node.
+func TestOBCorruptFrameInTransaction(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	forEachMode(t, func(t *testing.T, mode string) {
+		resetOBSim(t, c)
+		p := startOBProxy(t, c, mode)
+		_, conn := obConn(t, p)
+		mk := newMarker("ctxn")
+		key := int(markerSeq.Add(1))
+		execCtx(t, conn, fmt.Sprintf("BEGIN /* %s-begin */", mk))
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'txn') /* %s-insert */", key, mk))
+		x := entryFor(t, c, mk+"-insert ")
+		c.Node(x.Node).CorruptFrames(1)
+		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE kv SET v = 'upd' WHERE id = %d /* %s-update */", key, mk)); err == nil {
+			t.Errorf("UPDATE whose answer was damaged inside a transaction succeeded")
+		}
+		_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'after') /* %s-after */", key+1, mk))
+		if err == nil {
+			t.Errorf("the transaction went on after its server session failed")
+		}
+		if es := proxyEntries(c, mk+"-after "); len(es) != 0 {
+			t.Errorf("a statement of the broken transaction ran on another server session:%s", describeEntries(es))
+		}
+		var n int
+		if err := c.Admin().QueryRow("SELECT COUNT(*) FROM "+obDB+".kv WHERE id IN (?, ?)", key, key+1).Scan(&n); err != nil || n != 0 {
+			t.Errorf("rows of the broken transaction: %d, %v; want none", n, err)
+		}
+	})
+}
+
+// TestOBClients drives obgate in front of obsim with the mariadb client
+// and go-sql-driver, with each server protocol: multi-statement batches,
+// server-side prepared statements and a 100,000-row result.
+func TestOBClients(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	forEachMode(t, func(t *testing.T, mode string) {
+		for _, proto := range obProtocols {
+			t.Run(proto.name, func(t *testing.T) {
+				resetOBSim(t, c)
+				p := startOBProxy(t, c, mode, proto.kv...)
+				tbl := fmt.Sprintf("cli_%s_%s", mode, proto.name)
+
+				t.Run("mariadb CLI", func(t *testing.T) {
+					args := []string{"-u", obFullUser, "-p" + obPass, "-D", obDB, "-N", "-B"}
+					out := cli(t, p, "", append(args, "-e", fmt.Sprintf(
+						"DROP TABLE IF EXISTS %[1]s; CREATE TABLE %[1]s (id INT PRIMARY KEY, v VARCHAR(20));"+
+							" INSERT INTO %[1]s VALUES (1,'one'),(2,'two'); SET @x = 'three';"+
+							" INSERT INTO %[1]s VALUES (3, @x); SELECT COUNT(*) FROM %[1]s; SELECT v FROM %[1]s ORDER BY id DESC;"+
+							" SELECT COUNT(*), SUM(seq) FROM seq_1_to_100000", tbl))...)
+					if got, want := lines(out), []string{"3", "three", "two", "one", "100000\t5000050000"}; !slices.Equal(got, want) {
+						t.Errorf("batch output %q, want %q", got, want)
+					}
+					out = cli(t, p, "", append(args, "-e", "SELECT seq FROM seq_1_to_100000")...)
+					got := lines(out)
+					if len(got) != 100000 {
+						t.Fatalf("100k-row result: %d lines", len(got))
+					}
+					for _, i := range []int{0, 4095, 65535, 99999} {
+						if got[i] != itoa(int64(i+1)) {
+							t.Errorf("line %d is %q", i, got[i])
+						}
+					}
+				})
+
+				t.Run("go-sql-driver", func(t *testing.T) {
+					db, conn := obConn(t, p, func(cfg *mysql.Config) { cfg.MultiStatements = true })
+					ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+					defer cancel()
+					execCtx(t, conn, fmt.Sprintf("DROP TABLE IF EXISTS %[1]s_d; CREATE TABLE %[1]s_d (id INT PRIMARY KEY, s VARCHAR(64), f DOUBLE, b BLOB)", tbl))
+
+					// Multi-statement query with several result sets.
+					rows, err := conn.QueryContext(ctx, "SELECT 1; SELECT 'two', 2; DO 0; SELECT 3")
+					if err != nil {
+						t.Fatal(err)
+					}
+					var sets []string
+					for {
+						got, err := scanStrings(rows)
+						if err != nil {
+							t.Fatal(err)
+						}
+						sets = append(sets, fmt.Sprint(got))
+						if !rows.NextResultSet() {
+							break
+						}
+					}
+					rows.Close()
+					if want := []string{"[[1]]", "[[two 2]]", "[]", "[[3]]"}; !slices.Equal(sets, want) && !slices.Equal(sets, []string{"[[1]]", "[[two 2]]", "[[3]]"}) {
+						t.Errorf("result sets %q, want %q", sets, want)
+					}
+
+					// Prepared-statement workload (interpolateParams=false).
+					ins, err := conn.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s_d VALUES (?, ?, ?, ?)", tbl))
+					if err != nil {
+						t.Fatal(err)
+					}
+					sel, err := conn.PrepareContext(ctx, fmt.Sprintf("SELECT s, f, b FROM %s_d WHERE id = ?", tbl))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i := range 200 {
+						s := fmt.Sprintf("row '%d' \\ \"q\" é", i)
+						b := []byte{byte(i), 0, 0xff, '\\', '\''}
+						if _, err := ins.ExecContext(ctx, i, s, float64(i)/4, b); err != nil {
+							t.Fatalf("insert %d: %v", i, err)
+						}
+						var gs string
+						var gf float64
+						var gb []byte
+						if err := sel.QueryRowContext(ctx, i).Scan(&gs, &gf, &gb); err != nil {
+							t.Fatalf("select %d: %v", i, err)
+						}
+						if gs != s || gf != float64(i)/4 || string(gb) != string(b) {
+							t.Fatalf("row %d: got %q %v %x, want %q %v %x", i, gs, gf, gb, s, float64(i)/4, b)
+						}
+					}
+					ins.Close()
+					sel.Close()
+
+					// 100,000 rows, text and binary protocol.
+					for _, q := range []struct {
+						sql  string
+						args []any
+					}{{"SELECT seq FROM seq_1_to_100000", nil}, {"SELECT seq FROM seq_1_to_100000 WHERE seq > ?", []any{0}}} {
+						rows, err := db.QueryContext(ctx, q.sql, q.args...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var n, sum, prev int64
+						for rows.Next() {
+							var v int64
+							if err := rows.Scan(&v); err != nil {
+								t.Fatal(err)
+							}
+							if v != prev+1 {
+								t.Fatalf("%s: row %d is %d after %d", q.sql, n, v, prev)
+							}
+							prev = v
+							n++
+							sum += v
+						}
+						if err := rows.Err(); err != nil {
+							t.Fatal(err)
+						}
+						rows.Close()
+						if n != 100000 || sum != 5000050000 {
+							t.Errorf("%s: %d rows summing to %d", q.sql, n, sum)
+						}
+					}
+				})
+				for _, e := range c.Log() {
+					if e.Client == "proxy" && e.Protocol != proto.want {
+						t.Errorf("a server session speaks %q, want %q", e.Protocol, proto.want)
+						break
+					}
+				}
+			})
+		}
+	})
+}
