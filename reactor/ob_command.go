@@ -111,8 +111,9 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 // makes it current. A server session whose sync step fails is dropped and
 // another one tried, once.
 func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
-	defer cancel()
+	// Each connection attempt has its own short_async_task_timeout (see
+	// openServer), so one hung server does not use up the others' time.
+	ctx := context.Background()
 	var lastErr error
 	for range 2 {
 		be, err := s.pickServer(ctx, need)

@@ -193,6 +193,7 @@ func (s *Session) serverSessionFailed(err error) error {
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
+	s.noteFailure(be.addr)
 	s.dropServer(be)
 	var reply *mysqlproto.SQLError
 	var ne net.Error

@@ -44,6 +44,7 @@ type obSession struct {
 	stateScratch   []byte                   // client session-state being built
 	okScratch      []byte                   // client OK being built
 	snap           obSnapshot               // what publishOB last published
+	failed         map[string]time.Time     // servers that failed this session, and when
 }
 
 // prepared is a statement prepared by the client, which obgate prepares
@@ -366,23 +367,56 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 		}
 		s.dropServer(ob.last)
 	}
+	// From a random start; servers that failed this session lately go
+	// last, tried only when every other one failed too.
 	start := rand.IntN(len(cands))
 	var lastErr error
-	for i := range cands {
-		addr := cands[(start+i)%len(cands)]
-		if be := s.findServer(addr); be != nil {
-			if be.alive() {
+	for pass := range 2 {
+		for i := range cands {
+			addr := cands[(start+i)%len(cands)]
+			if s.failedLately(addr) != (pass == 1) {
+				continue
+			}
+			if be := s.findServer(addr); be != nil {
+				if be.alive() {
+					return be, nil
+				}
+				s.noteFailure(addr)
+				s.dropServer(be)
+			}
+			be, _, err := s.openServer(ctx, addr, false)
+			if err == nil {
 				return be, nil
 			}
-			s.dropServer(be)
+			s.noteFailure(addr)
+			lastErr = err
 		}
-		be, _, err := s.openServer(ctx, addr, false)
-		if err == nil {
-			return be, nil
-		}
-		lastErr = err
 	}
 	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
+}
+
+// noteFailure remembers that a server failed this session, so that
+// pickServer tries it last for congestion_retry_interval.
+func (s *Session) noteFailure(addr string) {
+	ob := s.ob
+	if ob.failed == nil {
+		ob.failed = make(map[string]time.Time)
+	}
+	ob.failed[addr] = time.Now()
+}
+
+// failedLately reports whether addr failed this session within
+// congestion_retry_interval.
+func (s *Session) failedLately(addr string) bool {
+	at, ok := s.ob.failed[addr]
+	if !ok {
+		return false
+	}
+	if time.Since(at) > s.cfg.CongestionRetryInterval {
+		delete(s.ob.failed, addr)
+		return false
+	}
+	return true
 }
 
 func (s *Session) findServer(addr string) *serverConn {

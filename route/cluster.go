@@ -154,6 +154,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.bound(cl)
 	t, err := c.load(cl)
 	if err != nil {
 		_ = cl.Close()
@@ -205,6 +206,7 @@ func (c *Cluster) metaConn(ctx context.Context) (*mysqlproto.Client, error) {
 			lastErr = fmt.Errorf("%s: %w", addr, err)
 			continue
 		}
+		c.bound(cl)
 		if err := c.checkVersion(cl); err != nil {
 			_ = cl.Close()
 			lastErr = fmt.Errorf("%s: %w", addr, err)
@@ -240,6 +242,13 @@ func (c *Cluster) checkVersion(cl *mysqlproto.Client) error {
 	}
 	c.version = v
 	return nil
+}
+
+// bound gives the internal connection's next queries
+// long_async_task_timeout to finish, so that a hung server cannot stall a
+// refresh (and the logins waiting on it) for ever.
+func (c *Cluster) bound(cl *mysqlproto.Client) {
+	_ = cl.Conn().SetDeadline(time.Now().Add(c.cfg.Load().LongAsyncTaskTimeout))
 }
 
 // checkClusterName runs ODP's initial server query and checks that the
@@ -382,6 +391,7 @@ func (c *Cluster) queryTenant(ctx context.Context, tenant string) (*TenantServer
 	if err != nil {
 		return nil, err
 	}
+	c.bound(cl)
 	res, err := cl.Query(sqlTenantServers(tenant))
 	if err != nil {
 		if _, ok := mysqlproto.AsSQLError(err); !ok {
