@@ -42,7 +42,7 @@ test: deps build
 	$(GO) test -count=1 -timeout 10m ./reactor/ ./mysqlproto/
 
 bench: deps build
-	$(GO) run ./bench/cmd/sysbench-suite
+	$(GO) run ./bench/cmd/sysbench-suite --target obgate-netpoll=-o,client_io_mode=netpoll
 	$(GO) run ./bench/cmd/memory-suite
 
 demo: deps build

@@ -6,11 +6,11 @@
 // # Goroutines and callbacks
 //
 // A connection's login runs on its own goroutine with plain net I/O. Then
-// the session moves to its command-phase transport:
+// the session moves to its command-phase transport (client_io_mode):
 //
-//	transport  who runs a command               idle cost
-//	netpoll    netpoll's OnRequest task (gopool) no goroutine
-//	net, tls   the session's own goroutine       one goroutine
+//	transport  who runs a command                       idle cost
+//	net, tls   the session's own goroutine (default)     one goroutine
+//	netpoll    netpoll's OnRequest task (a new goroutine) no goroutine
 //
 // netpoll mapping:
 //
