@@ -113,3 +113,29 @@ func TestPortableLiteral(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSessionVarsLearn feeds arbitrary session-state reports to learn and
+// the literals it keeps to resetSQL: no panic, and every replayed user
+// literal stays a well-formed literal.
+func FuzzSessionVarsLearn(f *testing.F) {
+	f.Add(stateOf("time_zone", "+08:00", "__NULL", "__NULL", "u", "'a''b'"), false)
+	f.Add(stateOf("__NULL", "__NULL", "v", `'x\\y'`), true)
+	f.Add(mysqlproto.AppendSchemaState(nil, "db"), false)
+	f.Add([]byte{0, 5, 1, 'a', 9}, false)
+	f.Fuzz(func(t *testing.T, raw []byte, noBackslash bool) {
+		var v sessionVars
+		var st mysqlproto.ServerStatus
+		if noBackslash {
+			st = mysqlproto.StatusNoBackslashEscapes
+		}
+		v.learn(raw, st, func(_, _ []byte) {})
+		var ss syncState
+		_ = v.resetSQL(&ss)
+		for _, e := range v.user {
+			if lit := userLiteral(e.value); lit == "" {
+				t.Fatalf("empty literal for %q", e.value)
+			}
+		}
+		_ = portableLiteral(string(raw), noBackslash)
+	})
+}
