@@ -44,6 +44,7 @@ test: deps build
 bench: deps build
 	$(GO) run ./bench/cmd/sysbench-suite --target obgate-netpoll=-o,client_io_mode=netpoll
 	$(GO) run ./bench/cmd/memory-suite
+	$(GO) run ./bench/cmd/gobench
 
 demo: deps build
 	$(GO) run ./tools/demo

@@ -253,49 +253,6 @@ func (b *serverConn) peek(fd uintptr) {
 	b.peekN, _, b.peekErr = unix.Recvfrom(int(fd), b.peekBuf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 }
 
-// writeRequest sends one piece of a request: through the OB20 framer (the
-// first piece carries the trace info, the last the LAST flag) or as is.
-func (b *serverConn) writeRequest(p []byte, first, last bool) error {
-	if b.comp != nil {
-		if first {
-			b.comp.BeginRequest()
-		}
-		_, err := b.comp.Write(p)
-		return err
-	}
-	if b.ob20 == nil {
-		_, err := b.conn.Write(p)
-		return err
-	}
-	if first {
-		b.ob20.BeginRequest()
-	}
-	var extra []byte
-	if first {
-		extra = b.extra
-	}
-	flags := mysqlproto.OB20NewExtraInfo
-	if !b.obCaps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
-		flags = 0
-	}
-	if last {
-		flags |= mysqlproto.OB20LastPacket
-	}
-	return b.ob20.WriteFrame(p, extra, flags)
-}
-
-// read reads response bytes: MySQL packets, unframed from OB20 when the
-// session speaks it (after both checksums were verified).
-func (b *serverConn) read(p []byte) (int, error) {
-	switch {
-	case b.ob20 != nil:
-		return b.ob20.Read(p)
-	case b.comp != nil:
-		return b.comp.Read(p)
-	}
-	return b.conn.Read(p)
-}
-
 // errServerState reports a server ERR on one of obgate's own sync steps.
 var errServerState = errors.New("server refused a session sync step")
 
