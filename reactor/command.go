@@ -58,20 +58,8 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuery:
 		info := route.Classify(body)
 		kind = info.Kind
-		if whole && s.srv.interceptor != nil && maybeInternal(info) {
-			reply := Reply{s: s}
-			if s.srv.interceptor.Intercept(s, body, info, &reply) {
-				if err := s.skipPacket(n); err != nil {
-					return err
-				}
-				s.countStatement(kind, reply.failed, start)
-				return reply.err
-			}
-		}
-		if kind == route.StmtKill && whole {
-			if handled, err := s.handleKill(n, body, start); handled {
-				return err
-			}
+		if handled, err := s.serveLocally(n, body, whole, info, start); handled {
+			return err
 		}
 	case mysqlproto.ComProcessKill:
 		if whole && len(body) >= 4 {
@@ -187,6 +175,29 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 			}
 		}
 	}
+}
+
+// serveLocally answers the COM_QUERY statements obgate runs itself: ODP
+// internal commands (through the interceptor) and KILL with obgate's
+// connection ids. It reports false for everything else.
+func (s *Session) serveLocally(n int, body []byte, whole bool, info route.StmtInfo, start time.Time) (bool, error) {
+	if !whole {
+		return false, nil
+	}
+	if s.srv.interceptor != nil && maybeInternal(info) {
+		reply := Reply{s: s}
+		if s.srv.interceptor.Intercept(s, body, info, &reply) {
+			if err := s.skipPacket(n); err != nil {
+				return true, err
+			}
+			s.countStatement(info.Kind, reply.failed, start)
+			return true, reply.err
+		}
+	}
+	if info.Kind == route.StmtKill {
+		return s.handleKill(n, body, start)
+	}
+	return false, nil
 }
 
 // maybeInternal reports whether a statement may be an ODP internal command.

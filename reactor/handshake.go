@@ -91,44 +91,10 @@ func (s *Session) handshake(count int64) error {
 		}
 	}
 	greet := s.greeting(sh, cfg)
-	cpio := mysqlproto.NewPacketIO(conn, conn)
-	cpio.SetMaxPacket(maxLoginPacket)
-	if err := cpio.WritePacketFlush(greet.Append(nil)); err != nil {
-		closeBackend()
-		return quit(QuitClientNetwork, err)
-	}
-	first, err := cpio.ReadPacket()
+	cpio, first, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
 		closeBackend()
-		return quit(handshakeQuitSource(err), err)
-	}
-	if mysqlproto.IsSSLRequest(first) {
-		if srv.tlsConfig == nil {
-			closeBackend()
-			return quit(QuitClientProto, errors.New("client asked for TLS, which is not enabled"))
-		}
-		tc := tls.Server(conn, srv.tlsConfig)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			closeBackend()
-			return quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
-		}
-		seq := cpio.Sequence()
-		conn = tc
-		s.rawConn = tc
-		s.clientCloser.Store(&closerRef{tc})
-		cpio = mysqlproto.NewPacketIO(tc, tc)
-		cpio.SetMaxPacket(maxLoginPacket)
-		cpio.SetSequence(seq)
-		if first, err = cpio.ReadPacket(); err != nil {
-			closeBackend()
-			return quit(handshakeQuitSource(err), err)
-		}
-	}
-	resp, err := mysqlproto.ParseHandshakeResponse(first)
-	if err != nil {
-		closeBackend()
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake").AppendPacket(nil))
-		return quit(QuitClientProto, err)
+		return err
 	}
 	// Under mu: other sessions read these through Info while this one is
 	// still logging in (SHOW PROXYSESSION, KILL).
@@ -163,10 +129,51 @@ func (s *Session) handshake(count int64) error {
 		closeBackend()
 		return err
 	}
-	_ = conn.SetDeadline(time.Time{})
+	_ = s.rawConn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
 	return nil
+}
+
+// greetAndRead sends the client obgate's greeting and reads its login: an
+// SSLRequest first upgrades the connection to TLS (the session's raw
+// connection becomes the TLS one). It returns the packet I/O to go on with,
+// the raw response (borrowed from cpio) and the parsed response.
+func (s *Session) greetAndRead(ctx context.Context, greet *mysqlproto.Handshake) (*mysqlproto.PacketIO, []byte, *mysqlproto.HandshakeResponse, error) {
+	conn := s.rawConn
+	cpio := mysqlproto.NewPacketIO(conn, conn)
+	cpio.SetMaxPacket(maxLoginPacket)
+	if err := cpio.WritePacketFlush(greet.Append(nil)); err != nil {
+		return nil, nil, nil, quit(QuitClientNetwork, err)
+	}
+	first, err := cpio.ReadPacket()
+	if err != nil {
+		return nil, nil, nil, quit(handshakeQuitSource(err), err)
+	}
+	if mysqlproto.IsSSLRequest(first) {
+		if s.srv.tlsConfig == nil {
+			return nil, nil, nil, quit(QuitClientProto, errors.New("client asked for TLS, which is not enabled"))
+		}
+		tc := tls.Server(conn, s.srv.tlsConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, nil, nil, quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
+		}
+		seq := cpio.Sequence()
+		s.rawConn = tc
+		s.clientCloser.Store(&closerRef{tc})
+		cpio = mysqlproto.NewPacketIO(tc, tc)
+		cpio.SetMaxPacket(maxLoginPacket)
+		cpio.SetSequence(seq)
+		if first, err = cpio.ReadPacket(); err != nil {
+			return nil, nil, nil, quit(handshakeQuitSource(err), err)
+		}
+	}
+	resp, err := mysqlproto.ParseHandshakeResponse(first)
+	if err != nil {
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake").AppendPacket(nil))
+		return nil, nil, nil, quit(QuitClientProto, err)
+	}
+	return cpio, first, resp, nil
 }
 
 // greeting builds the handshake obgate sends the client: the server's own

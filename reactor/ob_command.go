@@ -13,8 +13,8 @@ import (
 
 // serveOB answers a command in OceanBase mode: it decides which server
 // session runs it, brings that session up to date and forwards the
-// command. head is the packet's first bytes (command byte included) and
-// whole says whether they are the whole packet.
+// command. body is the start of the packet after the command byte
+// (borrowed) and whole says whether it is all of it.
 func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) error {
 	ob := s.ob
 	kind := route.StmtOther
@@ -30,20 +30,8 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 	case mysqlproto.ComQuery:
 		info := route.Classify(body)
 		kind = info.Kind
-		if whole && s.srv.interceptor != nil && maybeInternal(info) {
-			reply := Reply{s: s}
-			if s.srv.interceptor.Intercept(s, body, info, &reply) {
-				if err := s.skipPacket(n); err != nil {
-					return err
-				}
-				s.countStatement(kind, reply.failed, start)
-				return reply.err
-			}
-		}
-		if kind == route.StmtKill && whole {
-			if handled, err := s.handleKill(n, body, start); handled {
-				return err
-			}
+		if handled, err := s.serveLocally(n, body, whole, info, start); handled {
+			return err
 		}
 		if whole {
 			switch {

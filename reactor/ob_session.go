@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -100,40 +99,10 @@ const obClientCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFo
 // without the client.
 func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
 	srv := s.srv
-	conn := s.rawConn
 	greet := s.obGreeting(cfg)
-	cpio := mysqlproto.NewPacketIO(conn, conn)
-	cpio.SetMaxPacket(maxLoginPacket)
-	if err := cpio.WritePacketFlush(greet.Append(nil)); err != nil {
-		return quit(QuitClientNetwork, err)
-	}
-	first, err := cpio.ReadPacket()
+	cpio, _, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
-		return quit(handshakeQuitSource(err), err)
-	}
-	if mysqlproto.IsSSLRequest(first) {
-		if srv.tlsConfig == nil {
-			return quit(QuitClientProto, errors.New("client asked for TLS, which is not enabled"))
-		}
-		tc := tls.Server(conn, srv.tlsConfig)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
-		}
-		seq := cpio.Sequence()
-		conn = tc
-		s.rawConn = tc
-		s.clientCloser.Store(&closerRef{tc})
-		cpio = mysqlproto.NewPacketIO(tc, tc)
-		cpio.SetMaxPacket(maxLoginPacket)
-		cpio.SetSequence(seq)
-		if first, err = cpio.ReadPacket(); err != nil {
-			return quit(handshakeQuitSource(err), err)
-		}
-	}
-	resp, err := mysqlproto.ParseHandshakeResponse(first)
-	if err != nil {
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake").AppendPacket(nil))
-		return quit(QuitClientProto, err)
+		return err
 	}
 	id := route.ParseUsername(resp.User, cfg.UsernameSeparators())
 	s.caps = resp.Capability & greet.Capability
@@ -178,7 +147,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	}
 	s.ob = &obSession{
 		cluster: cluster, tenant: id.Tenant, login: resp, scramble: greet.AuthData,
-		proxySessID: proxySessionID(conn.LocalAddr(), s.id),
+		proxySessID: proxySessionID(s.rawConn.LocalAddr(), s.id),
 	}
 	s.ob.feedback = s.onFeedback
 	s.cfg = cfg
