@@ -63,13 +63,9 @@ func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.Resul
 // showSessionAttribute answers SHOW PROXYSESSION ATTRIBUTE [id] with
 // name/value/info rows about one session (the caller's by default).
 func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *reactor.Reply) error {
-	target := sess
-	if c.hasID {
-		t, ok := a.srv.Session(uint32(c.id))
-		if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
-			return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
-		}
-		target = t
+	target, err := a.targetSession(sess, c)
+	if err != nil {
+		return reply.Error(err)
 	}
 	s := target.Info()
 	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
@@ -112,13 +108,9 @@ func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *re
 // [LIKE]: the session state obgate replays on server sessions (database,
 // system variables, user variables).
 func (a *Admin) showSessionVariables(sess *reactor.Session, c command, reply *reactor.Reply) error {
-	target := sess
-	if c.hasID {
-		t, ok := a.srv.Session(uint32(c.id))
-		if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
-			return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
-		}
-		target = t
+	target, err := a.targetSession(sess, c)
+	if err != nil {
+		return reply.Error(err)
 	}
 	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
 		mysqlproto.VarcharColumn("variable_name"), mysqlproto.VarcharColumn("value"),
@@ -136,6 +128,20 @@ func (a *Admin) showSessionVariables(sess *reactor.Session, c command, reply *re
 		rs.Rows = append(rs.Rows, []any{v.Name, v.Value, v.Kind, "changed", flag})
 	}
 	return reply.ResultSet(rs)
+}
+
+// targetSession is the session a SHOW PROXYSESSION ... [id] command is
+// about: the caller's by default; another only for administrators or when
+// it has the caller's login name.
+func (a *Admin) targetSession(sess *reactor.Session, c command) (*reactor.Session, *mysqlproto.SQLError) {
+	if !c.hasID {
+		return sess, nil
+	}
+	t, ok := a.srv.Session(uint32(c.id))
+	if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id)
+	}
+	return t, nil
 }
 
 func nullIfEmpty(s string) any {

@@ -188,18 +188,7 @@ func (s *Session) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlp
 		// do not carry.
 		g.Capability &= mysqlproto.ProxyCapabilities &^ mysqlproto.MariaDBClientExtendedTypeInfo
 	} else {
-		g = mysqlproto.Handshake{
-			ServerVersion: cfg.MySQLVersion,
-			Capability:    mysqlproto.ProxyCapabilities &^ (mysqlproto.MariaDBClientProgress | mysqlproto.MariaDBClientExtendedTypeInfo),
-			Charset:       byte(mysqlproto.CharsetUTF8MB4),
-			Status:        mysqlproto.StatusAutocommit,
-			AuthPlugin:    mysqlproto.AuthNativePassword,
-		}
-		if cfg.EnableProxyScramble {
-			g.AuthData = mysqlproto.NewScramble()
-		} else {
-			g.AuthData = fixedScramble
-		}
+		g = *ownGreeting(cfg, mysqlproto.ProxyCapabilities&^(mysqlproto.MariaDBClientProgress|mysqlproto.MariaDBClientExtendedTypeInfo))
 	}
 	g.ConnectionID = s.id
 	g.Capability &^= mysqlproto.ClientSSL
@@ -207,6 +196,24 @@ func (s *Session) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlp
 		g.Capability |= mysqlproto.ClientSSL
 	}
 	return &g
+}
+
+// ownGreeting is a handshake of obgate's own (no server behind it):
+// version mysql_version, native password auth, ODP's fixed scramble unless
+// enable_proxy_scramble asks for one per session.
+func ownGreeting(cfg *config.Config, caps mysqlproto.Capability) *mysqlproto.Handshake {
+	g := &mysqlproto.Handshake{
+		ServerVersion: cfg.MySQLVersion,
+		Capability:    caps,
+		Charset:       byte(mysqlproto.CharsetUTF8MB4),
+		Status:        mysqlproto.StatusAutocommit,
+		AuthPlugin:    mysqlproto.AuthNativePassword,
+		AuthData:      fixedScramble,
+	}
+	if cfg.EnableProxyScramble {
+		g.AuthData = mysqlproto.NewScramble()
+	}
+	return g
 }
 
 // relayLogin forwards the client's login to the server and relays the
@@ -266,11 +273,7 @@ func (s *Session) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, fi
 // obproxy_sys_password (inspector_password): SHA1 hex of the password,
 // checked as mysql_native_password against the scramble obgate sent.
 func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse, cfg *config.Config) error {
-	denied := func(why string) error {
-		msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(s.clientAddr), yesNo(len(resp.AuthResponse) > 0))
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "%s", msg).AppendPacket(nil))
-		return quit(QuitAuthFailed, errors.New(why))
-	}
+	denied := func(why string) error { return s.denyLogin(cpio, resp, why) }
 	var stored string
 	switch s.identity.User {
 	case route.UserRoot:
@@ -312,6 +315,14 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 	}
 	_ = s.rawConn.SetDeadline(time.Time{})
 	return nil
+}
+
+// denyLogin refuses a login as MySQL does (ERR 1045, then close); why is
+// for the log only.
+func (s *Session) denyLogin(cpio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, why string) error {
+	msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(s.clientAddr), yesNo(len(resp.AuthResponse) > 0))
+	_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "%s", msg).AppendPacket(nil))
+	return quit(QuitAuthFailed, errors.New(why))
 }
 
 // serverAddrs lists the servers of mysql routing mode: rootservice_list

@@ -60,19 +60,8 @@ type prepared struct {
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
 // own, as ODP's, with the fixed scramble unless enable_proxy_scramble.
 func (s *Session) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
-	g := &mysqlproto.Handshake{
-		ServerVersion: cfg.MySQLVersion,
-		ConnectionID:  s.id,
-		Capability:    obClientCapabilities,
-		Charset:       byte(mysqlproto.CharsetUTF8MB4),
-		Status:        mysqlproto.StatusAutocommit,
-		AuthPlugin:    mysqlproto.AuthNativePassword,
-	}
-	if cfg.EnableProxyScramble {
-		g.AuthData = mysqlproto.NewScramble()
-	} else {
-		g.AuthData = fixedScramble
-	}
+	g := ownGreeting(cfg, obClientCapabilities)
+	g.ConnectionID = s.id
 	if s.srv.tlsConfig != nil {
 		g.Capability |= mysqlproto.ClientSSL
 	}
@@ -106,11 +95,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	}
 	id := route.ParseUsername(resp.User, cfg.UsernameSeparators())
 	s.caps = resp.Capability & greet.Capability
-	denied := func(why string) error {
-		msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(s.clientAddr), yesNo(len(resp.AuthResponse) > 0))
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "%s", msg).AppendPacket(nil))
-		return quit(QuitAuthFailed, errors.New(why))
-	}
+	denied := func(why string) error { return s.denyLogin(cpio, resp, why) }
 	if id.IsProxySys() {
 		s.setIdentity(resp, id)
 		return s.adminLogin(cpio, greet, resp, cfg)

@@ -24,14 +24,19 @@ const ProxyVersion = "9.9.9-testkit"
 // goes to server, clients are served with ioMode ("netpoll" or "net"), and
 // the name/value pairs in kv are applied in order, as -o options would be.
 func ProxyConfig(server, ioMode string, kv ...string) (*config.Config, error) {
-	if len(kv)%2 != 0 {
-		return nil, fmt.Errorf("testkit: odd number of name/value arguments: %q", kv)
-	}
-	pairs := append([]string{
+	return configWith(append([]string{
 		"server_routing_mode", "mysql",
 		"rootservice_list", server,
 		"client_io_mode", ioMode,
-	}, kv...)
+	}, kv...))
+}
+
+// configWith applies name/value pairs to the default configuration in
+// order, as -o options would be.
+func configWith(pairs []string) (*config.Config, error) {
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("testkit: odd number of name/value arguments: %q", pairs)
+	}
 	cfg := config.Default()
 	for i := 0; i < len(pairs); i += 2 {
 		var err error
@@ -46,23 +51,12 @@ func ProxyConfig(server, ioMode string, kv ...string) (*config.Config, error) {
 // front of the cluster whose root servers are rslist, with kv applied as
 // in ProxyConfig.
 func OBProxyConfig(rslist, cluster, ioMode string, kv ...string) (*config.Config, error) {
-	pairs := append([]string{
+	return configWith(append([]string{
 		"server_routing_mode", "oceanbase",
 		"rootservice_list", rslist,
 		"rootservice_cluster_name", cluster,
 		"client_io_mode", ioMode,
-	}, kv...)
-	if len(pairs)%2 != 0 {
-		return nil, fmt.Errorf("testkit: odd number of name/value arguments: %q", kv)
-	}
-	cfg := config.Default()
-	for i := 0; i < len(pairs); i += 2 {
-		var err error
-		if cfg, err = cfg.With(pairs[i], pairs[i+1]); err != nil {
-			return nil, fmt.Errorf("testkit: %s=%s: %w", pairs[i], pairs[i+1], err)
-		}
-	}
-	return cfg, nil
+	}, kv...))
 }
 
 // Proxy is an obgate running inside the test process, wired as cmd/obgate

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,7 +102,7 @@ func run(args []string) error {
 	}
 
 	cfg := suite.Config{
-		CommandLine:   commandLine(args),
+		CommandLine:   suite.CommandLine("go run ./bench/cmd/sysbench-suite", args),
 		ObgateBin:     *obgateBin,
 		ObgateOpts:    obgateOpts,
 		SysbenchBin:   *sysbench,
@@ -123,16 +122,16 @@ func run(args []string) error {
 		Log:           os.Stderr,
 	}
 	var err error
-	if cfg.Root, err = findRoot(*root); err != nil {
+	if cfg.Root, err = suite.FindRoot(*root); err != nil {
 		return err
 	}
 	if cfg.Threads, err = parseInts(*threads); err != nil {
 		return fmt.Errorf("--threads: %w", err)
 	}
-	if cfg.BufferPoolSize, err = parseSize(*bufferPool); err != nil {
+	if cfg.BufferPoolSize, err = suite.ParseSize(*bufferPool); err != nil {
 		return fmt.Errorf("--buffer-pool: %w", err)
 	}
-	if cfg.LogFileSize, err = parseSize(*logFileSize); err != nil {
+	if cfg.LogFileSize, err = suite.ParseSize(*logFileSize); err != nil {
 		return fmt.Errorf("--log-file-size: %w", err)
 	}
 	cfg.Targets = splitList(*targets)
@@ -156,47 +155,8 @@ func run(args []string) error {
 	return suite.Run(ctx, cfg)
 }
 
-// commandLine renders how the suite was invoked, for the report.
-func commandLine(args []string) string {
-	prog := os.Args[0]
-	if strings.Contains(prog, "go-build") { // go run
-		prog = "go run ./bench/cmd/sysbench-suite"
-	}
-	parts := []string{prog}
-	for _, a := range args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
 
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?&;|<>(){}[]#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
-// findRoot returns dir, or the nearest directory upwards from the working
-// directory that holds go.mod of module obgate.
-func findRoot(dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module obgate") {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", errors.New("cannot find the repository root (go.mod of module obgate); run from inside the repository or pass --root")
-		}
-		d = parent
-	}
-}
 
 func splitList(s string) []string {
 	var out []string
@@ -223,21 +183,4 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-// parseSize reads a byte count with an optional K, M or G suffix.
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
-}
+

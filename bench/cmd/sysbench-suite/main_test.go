@@ -1,24 +1,10 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"1G": 1 << 30, "256m": 256 << 20, "64K": 64 << 10, "1000": 1000} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "G", "-1M", "1T", "x"} {
-		if _, err := parseSize(bad); err == nil {
-			t.Errorf("parseSize(%q) succeeded", bad)
-		}
-	}
-}
 
 func TestParseInts(t *testing.T) {
 	got, err := parseInts(" 1, 8,32 ")
@@ -32,31 +18,7 @@ func TestParseInts(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"--quick":                "--quick",
-		"":                       "''",
-		"a b":                    "'a b'",
-		"it's":                   `'it'\''s'`,
-		"obgate-net=-o,x=net":    "obgate-net=-o,x=net",
-		"--threads=1,8,32":       "--threads=1,8,32",
-		"--workloads=$HOME/oops": "'--workloads=$HOME/oops'",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
 
-func TestFindRoot(t *testing.T) {
-	root, err := findRoot("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "bench", "cmd", "sysbench-suite")); err != nil {
-		t.Errorf("root %s: %v", root, err)
-	}
-}
 
 // Bad configurations fail before anything is started.
 func TestRunRejectsBadFlags(t *testing.T) {
