@@ -155,9 +155,6 @@ func run(args []string) error {
 	return suite.Run(ctx, cfg)
 }
 
-
-
-
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -182,5 +179,3 @@ func parseInts(s string) ([]int, error) {
 	}
 	return out, nil
 }
-
-

@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 func TestParseInts(t *testing.T) {
 	got, err := parseInts(" 1, 8,32 ")
 	if err != nil || len(got) != 3 || got[0] != 1 || got[1] != 8 || got[2] != 32 {
@@ -17,8 +16,6 @@ func TestParseInts(t *testing.T) {
 		}
 	}
 }
-
-
 
 // Bad configurations fail before anything is started.
 func TestRunRejectsBadFlags(t *testing.T) {
