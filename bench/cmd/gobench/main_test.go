@@ -25,7 +25,7 @@ PASS
 		t.Fatalf("allocs row %+v", r)
 	}
 	s := render(rows, []string{"go test x"}, 3, "1s")
-	for _, want := range []string{"| `BenchmarkSessionVarsInSync` | 3.9 | 0 | 0 |", "go test x"} {
+	for _, want := range []string{"| `BenchmarkSessionVarsInSync` | 3.9 | 0 | 0 |", "go test x", beginMarker, endMarker} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %q in:\n%s", want, s)
 		}
