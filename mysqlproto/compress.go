@@ -295,6 +295,19 @@ func (f *CompressedFramer) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// ShrinkBuffers drops buffers that grew past 1 MiB for a large frame; call
+// it between requests, when nothing is buffered.
+func (f *CompressedFramer) ShrinkBuffers() {
+	if len(f.unread) == 0 {
+		if cap(f.rbuf) > 1<<20 {
+			f.rbuf, f.unread = nil, nil
+		}
+		if cap(f.out) > 1<<20 {
+			f.out, f.unread = nil, nil
+		}
+	}
+}
+
 // Buffered reports how many inflated bytes are waiting to be read.
 func (f *CompressedFramer) Buffered() int { return len(f.unread) }
 

@@ -189,6 +189,18 @@ func (f *OB20Framer) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// ShrinkBuffers drops read and write buffers that grew past 1 MiB for a
+// large frame, so that a connection that once carried one does not keep
+// the memory; call it between requests, when nothing is buffered.
+func (f *OB20Framer) ShrinkBuffers() {
+	if cap(f.rbuf) > 1<<20 && len(f.unread) == 0 {
+		f.rbuf, f.unread, f.extra = nil, nil, nil
+	}
+	if cap(f.wbuf) > 1<<20 {
+		f.wbuf = nil
+	}
+}
+
 // Buffered reports how many packet bytes of the last frame are waiting to be
 // read.
 func (f *OB20Framer) Buffered() int { return len(f.unread) }

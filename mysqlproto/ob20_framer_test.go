@@ -213,3 +213,33 @@ func BenchmarkOB20ParseFrame(b *testing.B) {
 		}
 	}
 }
+
+// TestOB20FramerShrinkBuffers checks that a framer gives back the buffer a
+// large frame made it grow, and keeps a small one.
+func TestOB20FramerShrinkBuffers(t *testing.T) {
+	var wire bytes.Buffer
+	w := NewOB20Framer(nil, &wire, FramerClient, 9)
+	w.BeginRequest()
+	big := bytes.Repeat([]byte{'x'}, 3<<20)
+	if _, err := w.Write(AppendPacketForTest(big)); err != nil {
+		t.Fatal(err)
+	}
+	r := NewOB20Framer(&wire, nil, FramerServer, 9)
+	if _, _, _, err := r.ReadFrame(); err != nil {
+		t.Fatal(err)
+	}
+	r.unread = nil
+	if cap(r.rbuf) < 3<<20 {
+		t.Fatalf("read buffer only %d bytes after a 3 MiB frame", cap(r.rbuf))
+	}
+	r.ShrinkBuffers()
+	if cap(r.rbuf) != 0 {
+		t.Fatalf("read buffer kept %d bytes", cap(r.rbuf))
+	}
+}
+
+// AppendPacketForTest frames payload as one MySQL packet starting at 0.
+func AppendPacketForTest(payload []byte) []byte {
+	b, _ := AppendPacket(nil, 0, payload)
+	return b
+}

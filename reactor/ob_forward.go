@@ -120,6 +120,12 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	ob := s.ob
 	be := s.backend
 	be.lastUsed = time.Now()
+	switch {
+	case be.ob20 != nil:
+		be.ob20.ShrinkBuffers()
+	case be.comp != nil:
+		be.comp.ShrinkBuffers()
+	}
 	ob.vars.markSynced(&be.sync)
 	if !failed {
 		switch cmd {
