@@ -8,6 +8,9 @@ import (
 // netpoll reads ahead into its own buffers on the poller goroutine; Peek
 // and Next are zero-copy when the bytes sit in one buffer node, and Write
 // copies payloads up to 4 KiB and references larger ones until Flush.
+// Because the poller keeps reading, a client that pipelines statements
+// faster than the server answers them is buffered here without bound; the
+// net transport (the default) stops reading instead.
 //
 // netpoll never runs the close callbacks while an OnRequest call is in
 // progress, so buffers are not freed under a running command; Close from
