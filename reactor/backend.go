@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/route"
 )
 
 // serverConn is one connection to a server (a "server session"). It is a
@@ -80,28 +81,28 @@ func (b *serverConn) close() {
 // errNoServer reports that no listed server accepted a connection.
 var errNoServer = errors.New("no server accepted a connection")
 
-// backendPicker hands out server addresses round-robin.
-type backendPicker struct {
-	next atomic.Uint64
-}
-
-// dialFirst connects to the first of addrs, in round-robin order, that
-// accepts a TCP connection and sends a handshake. It returns the connection,
-// its parsed handshake and the raw handshake payload.
+// dialFirst connects to the first server, in the router's order, that
+// accepts a TCP connection and sends a handshake (mysql routing mode). It
+// returns the connection, its parsed handshake and the packet I/O that
+// read it.
 func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
 	if len(addrs) == 0 {
 		return nil, nil, nil, errNoServer
 	}
+	rt, err := srv.router.Plan(ctx, &route.Request{Servers: addrs}, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	cfg := srv.cfg.Load()
-	start := int(srv.picker.next.Add(1) - 1)
 	var lastErr error
-	for i := range addrs {
-		addr := addrs[(start+i)%len(addrs)]
+	for _, addr := range rt.Addrs {
 		be, h, pio, err := srv.dialServer(ctx, addr, cfg.ShortAsyncTaskTimeout, keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
 		if err == nil {
+			srv.health.ConnectSucceeded(nil, addr)
 			return be, h, pio, nil
 		}
 		srv.metrics.serverConnectFailures.Inc()
+		srv.health.ConnectFailed(nil, addr)
 		srv.log.Debug("server connect failed", "addr", addr, "err", err)
 		lastErr = err
 		if ctx.Err() != nil {

@@ -109,11 +109,15 @@ func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
 			return nil, err
 		}
 		if err := s.syncServer(be); err != nil {
-			inTrans := s.serverInTrans()
+			inTrans, pinned := s.serverInTrans(), s.ob.pinned && be == s.ob.last
 			lastErr = err
 			s.dropServer(be)
-			if inTrans {
+			switch {
+			case inTrans:
 				return nil, errTxnServerLost
+			case pinned:
+				s.ob.pinned, s.ob.trxSpecified = false, false
+				return nil, errPinnedServerLost
 			}
 			continue
 		}
@@ -129,15 +133,7 @@ func (s *Session) refuse(n int, err error) error {
 	if skipErr := s.skipPacket(n); skipErr != nil {
 		return skipErr
 	}
-	if errors.Is(err, errTxnServerLost) {
-		return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to the server of the open transaction"))
-	}
-	var se *mysqlproto.SQLError
-	if errors.As(err, &se) {
-		return s.writeError(se)
-	}
-	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
+	return s.writeErrorFor(err)
 }
 
 // obPrepare prepares a statement on a server session and gives the client
@@ -358,14 +354,19 @@ func (s *Session) sendRequest(be *serverConn, pkt []byte) error {
 }
 
 // writeErrorFor answers the current command with err as an ERR packet.
+// Losing the server session of an open transaction ends the client
+// session, as ODP does.
 func (s *Session) writeErrorFor(err error) error {
 	var se *mysqlproto.SQLError
-	if errors.As(err, &se) {
+	switch {
+	case errors.As(err, &se):
 		return s.writeError(se)
-	}
-	if errors.Is(err, errTxnServerLost) {
+	case errors.Is(err, errTxnServerLost):
 		return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server of the open transaction"))
+	case errors.Is(err, errPinnedServerLost):
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))
 	}
 	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
 }

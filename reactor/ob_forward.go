@@ -199,7 +199,6 @@ func (s *Session) serverSessionFailed(err error) error {
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
-	s.noteFailure(be.addr)
 	s.dropServer(be)
 	var reply *mysqlproto.SQLError
 	var ne net.Error

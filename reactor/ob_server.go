@@ -39,8 +39,10 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 		keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
 	if err != nil {
 		s.srv.metrics.serverConnectFailures.Inc()
+		s.srv.health.ConnectFailed(ob.cluster, addr)
 		return nil, nil, err
 	}
+	s.srv.health.ConnectSucceeded(ob.cluster, addr)
 	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"time"
@@ -43,7 +42,7 @@ type obSession struct {
 	stateScratch   []byte                   // client session-state being built
 	okScratch      []byte                   // client OK being built
 	snap           obSnapshot               // what publishOB last published
-	failed         map[string]time.Time     // servers that failed this session, and when
+	routeBuf       []string                 // candidate list, reused by every routing decision
 }
 
 // prepared is a statement prepared by the client, which obgate prepares
@@ -208,16 +207,15 @@ func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
 	if _, err := ob.cluster.Ready(ctx); err != nil {
 		return nil, err
 	}
-	cands, err := s.candidates(ctx)
+	rt, err := s.srv.router.Plan(ctx, &route.Request{Cluster: ob.cluster, Tenant: ob.tenant}, nil)
 	if err != nil {
 		return nil, err
 	}
+	cands := rt.Addrs
 	attempts := max(int(s.cfg.ConnectObserverMaxRetries), len(cands))
-	start := rand.IntN(len(cands))
 	var lastErr error
 	for i := range attempts {
-		addr := cands[(start+i)%len(cands)]
-		be, okp, err := s.openServer(ctx, addr, true)
+		be, okp, err := s.openServer(ctx, cands[i%len(cands)], true)
 		if err == nil {
 			s.useServer(be)
 			return okp, nil
@@ -246,41 +244,6 @@ func retryableLoginError(code uint16) bool {
 	return false
 }
 
-// candidates lists the tenant's servers, those the cluster's own view
-// allows first; when it allows none, every server, as ODP tries them all
-// anyway.
-func (s *Session) candidates(ctx context.Context) ([]string, error) {
-	ob := s.ob
-	t := ob.cluster.Table()
-	var addrs []string
-	if _, known := t.Tenant(ob.tenant); known {
-		ts, err := ob.cluster.TenantServers(ctx, ob.tenant)
-		if err != nil {
-			return nil, err
-		}
-		addrs = ts.Addrs
-	} else {
-		// A tenant the cluster does not list: any server answers the
-		// login with the cluster's own error, which the client gets.
-		for _, srv := range t.Servers {
-			addrs = append(addrs, srv.Addr)
-		}
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("cluster %s lists no servers", ob.cluster.Name())
-		}
-	}
-	usable := make([]string, 0, len(addrs))
-	for _, a := range addrs {
-		if srv, ok := t.Server(a); ok && srv.Usable() {
-			usable = append(usable, a)
-		}
-	}
-	if len(usable) == 0 {
-		return addrs, nil
-	}
-	return usable, nil
-}
-
 // routeNeed says why a statement must stay where the last one ran.
 type routeNeed uint8
 
@@ -291,86 +254,60 @@ const (
 
 var errTxnServerLost = errors.New("the server session of the open transaction is gone")
 
-// pickServer chooses the server session for the next statement. Inside a
-// transaction, after a statement that pins the session, or when the
-// statement depends on the last server, it is the last one. Otherwise the
-// last one while it is healthy and enable_cached_server is on, else a
-// server of the tenant from a random start; idle server sessions that
-// broke are dropped on the way, so a broken idle server session never
+// errPinnedServerLost reports that the server session holding state the
+// statement needs (temporary tables, locks, LAST_INSERT_ID) is gone.
+var errPinnedServerLost = errors.New("the server session this session depends on is gone")
+
+// pickServer returns the server session for the next statement, as the
+// router orders the candidates: the last one when the session must stay
+// there (a broken one is then an error, never a silent move), else the
+// first candidate with a live or new server session. Idle server sessions
+// that broke are dropped on the way, so a broken idle server session never
 // carries a request.
 func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
 	ob := s.ob
 	s.expireServers()
-	if inTrans := s.serverInTrans(); ob.last != nil && (inTrans || ob.pinned || need == needLast) {
-		if ob.last.alive() {
-			return ob.last, nil
-		}
-		s.dropServer(ob.last) // forgets ob.last: inTrans was read before
-		if inTrans {
-			return nil, errTxnServerLost
-		}
-		ob.pinned = false
+	req := route.Request{
+		Cluster: ob.cluster, Tenant: ob.tenant,
+		InTrans: s.serverInTrans(), Pinned: ob.pinned, ReadsLast: need == needLast,
+		PreferLast: s.cfg.EnableCachedServer,
 	}
-	cands, err := s.candidates(ctx)
+	if ob.last != nil {
+		req.Last = ob.last.addr
+	}
+	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
+	ob.routeBuf = rt.Addrs
 	if err != nil {
 		return nil, err
 	}
-	if s.cfg.EnableCachedServer && ob.last != nil && slices.Contains(cands, ob.last.addr) {
+	if rt.Bound {
 		if ob.last.alive() {
 			return ob.last, nil
 		}
 		s.dropServer(ob.last)
+		if req.InTrans {
+			return nil, errTxnServerLost
+		}
+		// Its temporary tables, locks or LAST_INSERT_ID are gone: say so
+		// once, then the session goes on without them.
+		ob.pinned, ob.trxSpecified = false, false
+		return nil, errPinnedServerLost
 	}
-	// From a random start; servers that failed this session lately go
-	// last, tried only when every other one failed too.
-	start := rand.IntN(len(cands))
 	var lastErr error
-	for pass := range 2 {
-		for i := range cands {
-			addr := cands[(start+i)%len(cands)]
-			if s.failedLately(addr) != (pass == 1) {
-				continue
-			}
-			if be := s.findServer(addr); be != nil {
-				if be.alive() {
-					return be, nil
-				}
-				s.noteFailure(addr)
-				s.dropServer(be)
-			}
-			be, _, err := s.openServer(ctx, addr, false)
-			if err == nil {
+	for _, addr := range rt.Addrs {
+		if be := s.findServer(addr); be != nil {
+			if be.alive() {
 				return be, nil
 			}
-			s.noteFailure(addr)
-			lastErr = err
+			s.dropServer(be)
 		}
+		be, _, err := s.openServer(ctx, addr, false)
+		if err == nil {
+			return be, nil
+		}
+		lastErr = err
 	}
 	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
-}
-
-// noteFailure remembers that a server failed this session, so that
-// pickServer tries it last for congestion_retry_interval.
-func (s *Session) noteFailure(addr string) {
-	ob := s.ob
-	if ob.failed == nil {
-		ob.failed = make(map[string]time.Time)
-	}
-	ob.failed[addr] = time.Now()
-}
-
-// failedLately reports whether addr failed this session within
-// congestion_retry_interval.
-func (s *Session) failedLately(addr string) bool {
-	at, ok := s.ob.failed[addr]
-	if !ok {
-		return false
-	}
-	if time.Since(at) > s.cfg.CongestionRetryInterval {
-		delete(s.ob.failed, addr)
-		return false
-	}
-	return true
 }
 
 func (s *Session) findServer(addr string) *serverConn {

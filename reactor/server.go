@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/health"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -41,6 +42,9 @@ type Options struct {
 	// Clusters are the OceanBase clusters served; required unless
 	// server_routing_mode is mysql.
 	Clusters *route.Clusters
+	// Health decides which servers may take new requests; nil gets a
+	// monitor of the Server's own.
+	Health *health.Monitor
 }
 
 // Server accepts client connections and runs their sessions.
@@ -51,9 +55,10 @@ type Server struct {
 	version     string
 	metrics     *reactorMetrics
 	tlsConfig   *tls.Config
-	picker      backendPicker
 	poller      *pollerSet
 	clusters    *route.Clusters
+	health      *health.Monitor
+	router      *route.Router
 
 	serverSessions atomic.Int64 // open server sessions (OceanBase mode)
 
@@ -86,7 +91,12 @@ func NewServer(opts Options) (*Server, error) {
 		interceptor: opts.Interceptor,
 		version:     opts.Version,
 		clusters:    opts.Clusters,
+		health:      opts.Health,
 	}
+	if srv.health == nil {
+		srv.health = health.NewMonitor(opts.Config)
+	}
+	srv.router = route.NewRouter(srv.health)
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	cfg := opts.Config.Load()
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {

@@ -120,7 +120,8 @@ type Table struct {
 	// Generation increases with every published snapshot.
 	Generation uint64
 
-	byAddr map[string]*Server
+	byAddr   map[string]*Server
+	allAddrs []string // every server's address, in Servers order
 }
 
 // Server returns the server with the given SQL address.
@@ -143,8 +144,10 @@ func (t *Table) Tenant(name string) (*Tenant, bool) {
 
 func (t *Table) index() {
 	t.byAddr = make(map[string]*Server, len(t.Servers))
+	t.allAddrs = make([]string, 0, len(t.Servers))
 	for _, s := range t.Servers {
 		t.byAddr[s.Addr] = s
+		t.allAddrs = append(t.allAddrs, s.Addr)
 	}
 }
 

@@ -1,0 +1,16 @@
+// Package health decides which servers may take new requests. It satisfies
+// route.Availability: route asks it about each candidate on the statement
+// path, and it answers from atomic loads only.
+//
+// What it knows today:
+//   - the cluster's own view of each server, read by the server-state
+//     refresh (route.Table): a server that is not ACTIVE, or whose zone is
+//     not ACTIVE, is unavailable (ODP's force-congested states);
+//   - connection failures reported by sessions (ConnectFailed): a server
+//     that refused or timed out a connection is unavailable for
+//     congestion_retry_interval, process-wide, so that every new session
+//     does not pay the connect timeout again.
+//
+// Entries are created when a failure is first reported and read through a
+// sync.Map, whose loads take no lock.
+package health
