@@ -25,6 +25,14 @@ type serverConn struct {
 	addr     string
 	threadID uint32 // the server's connection id
 	closed   atomic.Bool
+	// peerGone is set by the server watch when the server closed the
+	// connection (any goroutine may read it).
+	peerGone atomic.Bool
+
+	// Set once by serverRegistry.add, before other goroutines can see be.
+	owner      *Session
+	reg        *serverRegistry
+	watchToken uint64
 
 	// OceanBase mode.
 	ob20     *mysqlproto.OB20Framer       // OB 2.0 framing after login, or nil
@@ -71,10 +79,27 @@ func (b *serverConn) stmtBound(clientID uint32) {
 
 func (b *serverConn) stmtDelete(clientID uint32) { delete(b.stmts, clientID) }
 
-// close closes the connection once; safe from any goroutine.
-func (b *serverConn) close() {
-	if b.closed.CompareAndSwap(false, true) {
-		_ = b.conn.Close()
+// close closes the connection once and removes it from the registry;
+// safe from any goroutine. It reports whether this call closed it.
+func (b *serverConn) close() bool {
+	if !b.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	if b.reg != nil {
+		b.reg.remove(b)
+	}
+	_ = b.conn.Close()
+	return true
+}
+
+// serverGone runs on the server watch's goroutine when the server closed
+// the connection.
+func (b *serverConn) serverGone() {
+	if b.closed.Load() || b.peerGone.Swap(true) {
+		return
+	}
+	if b.owner != nil {
+		b.owner.onServerGone(b)
 	}
 }
 

@@ -132,6 +132,7 @@ func (s *Session) handshake(count int64) error {
 	_ = s.rawConn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
+	srv.servers.add(be, s)
 	return nil
 }
 

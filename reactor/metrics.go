@@ -55,7 +55,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		m.quits[i] = r.Counter("obgate_session_quit_total", "reason", QuitSource(i).String())
 	}
 	r.GaugeFunc(func() float64 { return float64(srv.clients.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionClient)
-	r.GaugeFunc(func() float64 { return float64(srv.serverSessions.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
+	r.GaugeFunc(func() float64 { return float64(srv.servers.total.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
 	return m
 }
 

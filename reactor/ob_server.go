@@ -98,7 +98,7 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 		be.sync = syncState{}
 	}
 	ob.servers = append(ob.servers, be)
-	s.srv.serverSessions.Add(1)
+	s.srv.servers.add(be, s)
 	return be, append([]byte(nil), p...), nil
 }
 
@@ -225,7 +225,7 @@ func traceInfo(clientIP string, newFormat bool) []byte {
 // is what keeps a broken idle server session from ever carrying a request
 // (flash-break avoidance).
 func (b *serverConn) alive() bool {
-	if b.closed.Load() {
+	if b.closed.Load() || b.peerGone.Load() {
 		return false
 	}
 	if (b.ob20 != nil && b.ob20.Buffered() > 0) || (b.comp != nil && b.comp.Buffered() > 0) {

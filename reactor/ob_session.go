@@ -325,7 +325,6 @@ func (s *Session) dropServer(be *serverConn) {
 	be.close()
 	if i := slices.Index(ob.servers, be); i >= 0 {
 		ob.servers = slices.Delete(ob.servers, i, i+1)
-		s.srv.serverSessions.Add(-1)
 	}
 	if ob.last == be {
 		ob.last = nil
@@ -508,7 +507,6 @@ func (s *Session) closeServers() {
 	for _, be := range s.ob.servers {
 		be.close()
 	}
-	s.srv.serverSessions.Add(-int64(len(s.ob.servers)))
 	s.ob.servers = nil
 	s.ob.last = nil
 }

@@ -60,9 +60,10 @@ type Server struct {
 	health      *health.Monitor
 	router      *route.Router
 
-	serverSessions atomic.Int64 // open server sessions (OceanBase mode)
+	servers serverRegistry // open server sessions by server address
 
-	nextID   atomic.Uint32
+	ids      sessionIDs
+	proxyID  int64 // proxy_id in effect (random when configured as 0)
 	sessions sync.Map // uint32 → *Session
 	clients  atomic.Int64
 
@@ -97,8 +98,16 @@ func NewServer(opts Options) (*Server, error) {
 		srv.health = health.NewMonitor(opts.Config)
 	}
 	srv.router = route.NewRouter(srv.health)
+
+	if w, err := newServerWatch(); err == nil {
+		srv.servers.watch = w
+		w.start()
+	} else {
+		srv.log.Warn("server close events cannot be watched; broken idle server sessions are found by a peek", "err", err)
+	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	cfg := opts.Config.Load()
+	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID)
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}
@@ -218,21 +227,24 @@ func (srv *Server) closePoller() {
 	if srv.poller != nil {
 		srv.poller.close()
 	}
+	if srv.servers.watch != nil {
+		srv.servers.watch.close()
+	}
 }
 
-// newSessionID returns an id that no live session uses. Ids start at 1
-// and wrap around at 2^32, skipping 0.
+// newSessionID returns a cs_id that no live session uses (see
+// sessionid.go). The sequence wraps around; ids still in use are skipped.
 func (srv *Server) newSessionID() uint32 {
 	for {
-		id := srv.nextID.Add(1)
-		if id == 0 {
-			continue
-		}
+		id := srv.ids.next()
 		if _, taken := srv.sessions.Load(id); !taken {
 			return id
 		}
 	}
 }
+
+// ProxyID is the proxy id carried in this process's client session ids.
+func (srv *Server) ProxyID() int64 { return srv.proxyID }
 
 // Session returns the live session with id.
 func (srv *Server) Session(id uint32) (*Session, bool) {

@@ -235,3 +235,26 @@ func (s *Session) closeTransport() {
 		_ = c.Close()
 	}
 }
+
+// onServerGone runs on the server watch's goroutine when a server closed
+// one of the session's server sessions. In mysql routing mode the client's
+// connection is that server session: an idle client is disconnected at
+// once, as the server would have done, so its driver sees a closed
+// connection and reconnects instead of sending a statement into it (a
+// running command fails on its own). In OceanBase mode the next statement
+// simply goes to another server session (flash-break avoidance).
+func (s *Session) onServerGone(be *serverConn) {
+	if s.ob != nil {
+		return
+	}
+	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
+	if s.State() == StateIdle {
+		s.requestClose(closeNow)
+	}
+}
+
+// serverClosedIdle reports, after a command in mysql routing mode, that
+// the server closed the session's connection: the client is disconnected.
+func (s *Session) serverClosedIdle() bool {
+	return s.ob == nil && s.backend != nil && s.backend.peerGone.Load()
+}

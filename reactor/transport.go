@@ -165,7 +165,7 @@ func (s *Session) afterCommand(err error) bool {
 		s.closeTransport()
 		return false
 	}
-	if s.shouldClose() {
+	if s.shouldClose() || s.serverClosedIdle() {
 		s.state.Store(int32(StateClosing))
 		s.closeTransport()
 		return false
@@ -173,7 +173,7 @@ func (s *Session) afterCommand(err error) bool {
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if s.shouldClose() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+	if (s.shouldClose() || s.serverClosedIdle()) && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 		s.closeTransport()
 		return false
 	}

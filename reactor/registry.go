@@ -1,0 +1,129 @@
+package reactor
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// serverRegistry indexes every open server session by server address, so
+// that code outside a session (health, admin, metrics, KILL) can count
+// them, find the session that owns a server's connection id, or close all
+// of them. Sessions add a server session once it is logged in; its close
+// removes it. Any goroutine may call every method: lookups of an address
+// take no global lock (a sync.Map of per-address sets, each with its own
+// mutex, held only to copy or change that set).
+type serverRegistry struct {
+	addrs sync.Map // server address → *addrSessions
+	total atomic.Int64
+	watch *serverWatch // nil when close events cannot be watched
+}
+
+// addrSessions is the set of server sessions to one address.
+type addrSessions struct {
+	mu    sync.Mutex
+	conns map[*serverConn]struct{}
+}
+
+// add registers be, owned by s, and starts watching its connection for
+// the server's close.
+func (r *serverRegistry) add(be *serverConn, owner *Session) {
+	be.owner = owner
+	be.reg = r
+	v, ok := r.addrs.Load(be.addr)
+	if !ok {
+		v, _ = r.addrs.LoadOrStore(be.addr, &addrSessions{conns: map[*serverConn]struct{}{}})
+	}
+	set := v.(*addrSessions)
+	set.mu.Lock()
+	set.conns[be] = struct{}{}
+	set.mu.Unlock()
+	r.total.Add(1)
+	if r.watch != nil {
+		r.watch.add(be)
+	}
+}
+
+// remove forgets be; serverConn.close calls it once.
+func (r *serverRegistry) remove(be *serverConn) {
+	if r.watch != nil {
+		r.watch.remove(be)
+	}
+	v, ok := r.addrs.Load(be.addr)
+	if !ok {
+		return
+	}
+	set := v.(*addrSessions)
+	set.mu.Lock()
+	if _, ok := set.conns[be]; ok {
+		delete(set.conns, be)
+		r.total.Add(-1)
+	}
+	set.mu.Unlock()
+}
+
+// snapshot returns the server sessions to addr open now.
+func (r *serverRegistry) snapshot(addr string) []*serverConn {
+	v, ok := r.addrs.Load(addr)
+	if !ok {
+		return nil
+	}
+	set := v.(*addrSessions)
+	set.mu.Lock()
+	out := make([]*serverConn, 0, len(set.conns))
+	for be := range set.conns {
+		out = append(out, be)
+	}
+	set.mu.Unlock()
+	return out
+}
+
+// count is the number of server sessions open to addr.
+func (r *serverRegistry) count(addr string) int {
+	v, ok := r.addrs.Load(addr)
+	if !ok {
+		return 0
+	}
+	set := v.(*addrSessions)
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	return len(set.conns)
+}
+
+// closeAll closes every server session to addr, idle or busy, and
+// returns how many it closed. A session whose command was using one sees
+// its server I/O fail and handles that as a server break.
+func (r *serverRegistry) closeAll(addr string) int {
+	n := 0
+	for _, be := range r.snapshot(addr) {
+		if be.close() {
+			n++
+		}
+	}
+	return n
+}
+
+// ownerOf returns the client session that owns the server session to addr
+// whose server connection id is threadID.
+func (r *serverRegistry) ownerOf(addr string, threadID uint32) *Session {
+	for _, be := range r.snapshot(addr) {
+		if be.threadID == threadID && !be.closed.Load() {
+			return be.owner
+		}
+	}
+	return nil
+}
+
+// each calls fn for every address with open server sessions and their
+// count.
+func (r *serverRegistry) each(fn func(addr string, n int)) {
+	r.addrs.Range(func(k, v any) bool {
+		set := v.(*addrSessions)
+		set.mu.Lock()
+		n := len(set.conns)
+		set.mu.Unlock()
+		if n > 0 {
+			fn(k.(string), n)
+		}
+		return true
+	})
+}
