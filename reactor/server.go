@@ -63,7 +63,7 @@ type Server struct {
 	servers serverRegistry // open server sessions by server address
 
 	ids      sessionIDs
-	proxyID  int64 // proxy_id in effect (random when configured as 0)
+	proxyID  int64    // proxy_id in effect (random when configured as 0)
 	sessions sync.Map // uint32 → *Session
 	clients  atomic.Int64
 
