@@ -125,6 +125,7 @@ func (s *Session) handshake(count int64) error {
 	s.mu.Lock()
 	s.backendAddr, s.backendID = be.addr, be.threadID
 	s.mu.Unlock()
+	srv.servers.add(be, s) // before the client can learn the server's thread id
 	if err := s.relayLogin(cpio, spio, be, first, resp); err != nil {
 		closeBackend()
 		return err
@@ -132,7 +133,6 @@ func (s *Session) handshake(count int64) error {
 	_ = s.rawConn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
-	srv.servers.add(be, s)
 	return nil
 }
 

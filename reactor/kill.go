@@ -74,13 +74,23 @@ func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
 	return s.kill(killStmt{id: id}, start)
 }
 
+// kill runs KILL [CONNECTION | QUERY] id. id may be any id a client can
+// have seen: an obgate client session id (handshake, SHOW PROCESSLIST,
+// CONNECTION_ID() through an OceanBase server) or a server's connection id
+// (CONNECTION_ID() of a MySQL server). It resolves to exactly one session
+// or to none (ERR 1094), never to a session that merely has an equal id.
 func (s *Session) kill(k killStmt, start time.Time) error {
 	fail := func(e *mysqlproto.SQLError) error {
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(e)
 	}
-	target, ok := s.srv.Session(k.id)
-	if !ok || target.Info().Admin { // Info locks: target may be logging in
+	target, found := s.killTarget(k.id)
+	if !found {
+		if !isClientSessionID(k.id) && s.currentServer() != nil {
+			// A connection of the server's own that no obgate session
+			// holds: the server decides, as for a direct client.
+			return s.forwardKill(k, k.id, start)
+		}
 		return fail(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
 	}
 	if target == s {
@@ -107,18 +117,59 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 		return s.writeOK(0, "")
 	}
 	// Same server: let the server decide, with the server's id.
-	var stmt []byte
-	stmt = append(stmt, byte(mysqlproto.ComQuery))
-	stmt = append(stmt, "KILL "...)
-	if k.query {
-		stmt = append(stmt, "QUERY "...)
-	}
-	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
-	err := s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+	err := s.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
 		target.requestClose(closeNow)
 	}
 	return err
+}
+
+// killTarget resolves a KILL id to a live, non-administrator session: an
+// obgate id names a session of this process; any other id is a server's
+// connection id, looked up among the server sessions to the server this
+// session uses (the server a direct client would have asked).
+func (s *Session) killTarget(id uint32) (*Session, bool) {
+	var target *Session
+	if isClientSessionID(id) {
+		target, _ = s.srv.Session(id)
+	} else if be := s.currentServer(); be != nil {
+		target = s.srv.servers.ownerOf(be.addr, id)
+	}
+	if target == nil || target.Info().Admin { // Info locks: target may be logging in
+		return nil, false
+	}
+	return target, true
+}
+
+// currentServer is the server session the session's last statement used,
+// or nil.
+func (s *Session) currentServer() *serverConn {
+	if s.ob != nil {
+		return s.ob.last
+	}
+	return s.backend
+}
+
+// forwardKill sends KILL [QUERY] serverID to the session's current server
+// and answers the client with the server's answer (mysql mode) or with
+// obgate's own OK or the server's ERR (OceanBase mode).
+func (s *Session) forwardKill(k killStmt, serverID uint32, start time.Time) error {
+	stmt := []byte{byte(mysqlproto.ComQuery)}
+	stmt = append(stmt, "KILL "...)
+	if k.query {
+		stmt = append(stmt, "QUERY "...)
+	}
+	stmt = strconv.AppendUint(stmt, uint64(serverID), 10)
+	if s.ob == nil {
+		return s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+	}
+	be := s.ob.last
+	if !be.alive() {
+		s.dropServer(be)
+		s.countStatement(route.StmtKill, true, start)
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
+	}
+	return s.killOn(be, stmt, start)
 }
 
 // runOnServer sends a command that obgate built (instead of the client's

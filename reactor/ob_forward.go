@@ -243,11 +243,9 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
 	}
 	if tinfo.ServerAddr == "" {
-		if k.query {
-			s.countStatement(route.StmtKill, false, start)
-			return s.writeOK(0, "") // nothing runs yet
+		if !k.query {
+			target.requestClose(closeNow) // nothing runs yet
 		}
-		target.requestClose(closeNow)
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
@@ -271,22 +269,32 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 		stmt = append(stmt, "QUERY "...)
 	}
 	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
-	pkt, _ := mysqlproto.AppendPacket(nil, 0, stmt)
-	cur := s.backend
-	s.backend = be
-	defer func() { s.backend = cur }()
-	if err := be.writeRequest(pkt, true, true); err != nil {
-		s.dropServer(be)
-		return quitWith(QuitServerNetwork, err, lostServer(be.addr))
-	}
-	ok, err := s.answer(mysqlproto.ComQuery, route.StmtKill, start, false)
-	if !ok {
-		return err
-	}
-	if !s.scanner.IsErr() && !k.query {
+	err := s.killOn(be, stmt, start)
+	if err == nil && !k.query && !s.killFailed {
 		target.requestClose(closeNow)
 	}
-	return nil
+	return err
+}
+
+// killOn runs a KILL statement obgate built on be, one of this session's
+// server sessions that may not be its current one, as an internal command:
+// be's status and session state never become the client's (the client
+// gets obgate's own OK with its own status flags, or the server's ERR).
+func (s *Session) killOn(be *serverConn, stmt []byte, start time.Time) error {
+	_, err := s.internalCommand(be, stmt)
+	s.killFailed = err != nil
+	var se *mysqlproto.SQLError
+	switch {
+	case err == nil:
+		s.countStatement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	case errors.As(err, &se):
+		s.countStatement(route.StmtKill, true, start)
+		return s.writeError(se)
+	}
+	s.dropServer(be)
+	s.countStatement(route.StmtKill, true, start)
+	return s.writeError(lostServer(be.addr))
 }
 
 // VarInfo is one piece of session state obgate keeps for a client session

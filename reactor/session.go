@@ -56,6 +56,7 @@ type Session struct {
 	patchID      uint32 // statement id written into the request being relayed
 	patchOn      bool
 	pinCandidate bool // the statement may create a temporary table or take a user lock
+	killFailed   bool // the server refused the KILL obgate sent for the client
 
 	// Shared, immutable after the handshake.
 	clientAddr  string
@@ -257,4 +258,13 @@ func (s *Session) onServerGone(be *serverConn) {
 // the server closed the session's connection: the client is disconnected.
 func (s *Session) serverClosedIdle() bool {
 	return s.ob == nil && s.backend != nil && s.backend.peerGone.Load()
+}
+
+// checkServerAfterLogin closes a session whose server closed its
+// connection while the session was still logging in, when the watch could
+// not act on it yet. The session has just become idle.
+func (s *Session) checkServerAfterLogin() {
+	if s.serverClosedIdle() {
+		s.requestClose(closeNow)
+	}
 }

@@ -58,6 +58,7 @@ func (s *Session) runNetLoop() {
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
+	s.checkServerAfterLogin()
 	for {
 		if _, err := s.client.Peek(1); err != nil {
 			s.closeTransport()
@@ -109,6 +110,7 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 		return nil
 	}
 	_ = conn.SetOnRequest(s.onRequest)
+	s.checkServerAfterLogin()
 	// A hang-up seen before OnRequest was set leaves closing to us.
 	if !conn.IsActive() {
 		_ = conn.Close()
