@@ -115,7 +115,9 @@ func TestE2EKillIDsNeverCross(t *testing.T) {
 			t.Fatalf("KILL %d (a's thread id): %v", threadA, err)
 		}
 		testkit.EventuallyDescribe(t, hangLimit, func() bool { _, ok := p.Server.Session(a.ConnectionID()); return !ok },
-			func() string { return fmt.Sprintf("the session owning thread %d is still there: %+v", threadA, p.Server.Sessions()) })
+			func() string {
+				return fmt.Sprintf("the session owning thread %d is still there: %+v", threadA, p.Server.Sessions())
+			})
 		if _, err := b.Query("SELECT 1"); err != nil {
 			t.Fatalf("the killer broke: %v", err)
 		}
