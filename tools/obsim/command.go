@@ -15,11 +15,30 @@ import (
 func (s *session) dispatch(pkt []byte) error {
 	cmd := mysqlproto.Command(pkt[0])
 	start := time.Now()
+	info := ""
+	switch cmd {
+	case mysqlproto.ComQuery, mysqlproto.ComStmtPrepare:
+		info = string(pkt[1:])
+	case mysqlproto.ComStmtExecute:
+		if len(pkt) >= 5 {
+			info = s.stmts[binary.LittleEndian.Uint32(pkt[1:])]
+		}
+	}
+	s.procBegin(cmd, info, start)
+	defer s.procIdle()
 	switch cmd {
 	case mysqlproto.ComQuit:
 		return errQuit
 	case mysqlproto.ComQuery:
-		return s.query(string(pkt[1:]), start)
+		return s.query(info, start)
+	case mysqlproto.ComProcessInfo:
+		// An OBServer runs these as the statements they stand for.
+		return s.query("SHOW PROCESSLIST", start)
+	case mysqlproto.ComProcessKill:
+		if len(pkt) < 5 {
+			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Malformed COM_PROCESS_KILL"))
+		}
+		return s.query("KILL "+strconv.FormatUint(uint64(binary.LittleEndian.Uint32(pkt[1:])), 10), start)
 	case mysqlproto.ComStmtPrepare:
 		return s.prepare(pkt, start)
 	case mysqlproto.ComStmtExecute:
@@ -136,19 +155,27 @@ func (s *session) query(sql string, start time.Time) error {
 	}
 
 	if k, ok, err := s.tryKill(lx.toks); ok {
-		res := relayResult{}
-		if k != nil {
-			res = relayResult{isErr: true, code: k.Code}
-			entry.Local = true
-			s.finishEntry(&entry, res, start)
-			return s.sendErr(k)
-		}
 		entry.Local = true
-		s.finishEntry(&entry, res, start)
+		if k != nil {
+			s.finishEntry(&entry, relayResult{isErr: true, code: k.Code}, start)
+			if serr := s.sendErr(k); serr != nil {
+				return serr
+			}
+			return err
+		}
+		s.finishEntry(&entry, relayResult{}, start)
 		if err != nil {
 			return err
 		}
 		return s.sendOK(nil)
+	}
+	if full, ok := showProcesslist(lx.toks); ok {
+		rs := s.processlist(full)
+		out, _ := rs.AppendPackets(nil, s.pio.Sequence(), s.caps, s.status)
+		s.out.write(out)
+		entry.Local = true
+		s.finishEntry(&entry, relayResult{}, start)
+		return s.out.finish()
 	}
 
 	relaySQL := sql
@@ -159,6 +186,9 @@ func (s *session) query(sql string, start time.Time) error {
 		if serr != nil {
 			s.finishEntry(&entry, relayResult{isErr: true, code: serr.Code}, start)
 			return s.sendErr(serr)
+		}
+		if relaySQL != "" && hasConnectionIDCall(lx.toks) {
+			relaySQL, _ = s.rewriteRefs(relaySQL, lex(relaySQL).toks)
 		}
 	} else if rewritten, changed := s.rewriteRefs(sql, lx.toks); changed {
 		relaySQL = rewritten
@@ -452,58 +482,6 @@ func (s *session) sendOK(state []byte) error {
 func (s *session) sendErr(e *mysqlproto.SQLError) error {
 	s.out.writePacket(s.pio.Sequence(), e.AppendPacket(nil))
 	return s.out.finish()
-}
-
-// tryKill handles KILL [CONNECTION | QUERY] id with OceanBase session ids
-// (the handshake thread ids of obsim sessions on any node). ok reports
-// whether the statement was a KILL; kerr is the error to answer with.
-func (s *session) tryKill(toks []token) (kerr *mysqlproto.SQLError, ok bool, err error) {
-	if len(toks) < 2 || !toks[0].is("KILL") {
-		return nil, false, nil
-	}
-	i := 1
-	queryOnly := false
-	if toks[i].is("CONNECTION") {
-		i++
-	} else if toks[i].is("QUERY") {
-		queryOnly = true
-		i++
-	}
-	if i >= len(toks) || toks[i].kind != tokNumber {
-		return nil, false, nil
-	}
-	id, perr := strconv.ParseUint(toks[i].val, 10, 32)
-	if perr != nil {
-		return nil, false, nil
-	}
-	var target *session
-	for _, n := range s.c.nodeList {
-		if t := n.findSession(uint32(id)); t != nil {
-			target = t
-			break
-		}
-	}
-	if target == nil {
-		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", id), true, nil
-	}
-	if !queryOnly {
-		if target == s {
-			return nil, true, errQuit
-		}
-		target.kill()
-		return nil, true, nil
-	}
-	target.mu.Lock()
-	be := target.be
-	target.mu.Unlock()
-	if be != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := s.c.admin.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", be.ConnectionID())); err != nil {
-			s.c.logger.Debug("kill query", "err", err)
-		}
-	}
-	return nil, true, nil
 }
 
 // changeUser handles COM_CHANGE_USER: the new identity is verified against

@@ -5,7 +5,8 @@
 // MariaDB, answer the metadata SQL ODP sends from real tables kept in step
 // with the topology, report ob_proxy_partition_hit from their own partition
 // calculation and the user variables a statement assigned (uservars.go),
-// and can be stopped, hung, slowed, marked inactive, made to fail
+// show session ids as an OBServer does in CONNECTION_ID(), SHOW
+// PROCESSLIST and KILL (procs.go), and can be stopped, hung, slowed, marked inactive, made to fail
 // statements with chosen error codes, or lose partition leaders.
 //
 // Start builds a Cluster from a Topology; Cluster and Node methods are the
@@ -16,6 +17,7 @@
 // Concurrency: each client connection is served by one goroutine that owns
 // its session and its MariaDB connection; Cluster.mu guards the topology
 // model (statuses, leaders) and the view tables are rewritten under it after
-// every change; fault knobs on a node take effect at the next handshake or
+// every change; what SHOW PROCESSLIST reads of another session is behind
+// that session's procInfo lock; fault knobs on a node take effect at the next handshake or
 // reply of each session.
 package obsim

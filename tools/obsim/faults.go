@@ -57,7 +57,7 @@ var obErrorMessages = map[uint16]string{
 	4013: "No memory or reach tenant memory limit",
 	4038: "Not master",
 	4124: "Connect error",
-	4401: "Kill client session",
+	4401: "Client Session need be killed",
 	4666: "cluster name does not match",
 	5081: "The MySQL server is running with the --read-only option so it cannot execute this statement",
 	5150: "Tenant not in this server",

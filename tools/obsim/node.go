@@ -350,15 +350,3 @@ func (n *Node) Log() []LogEntry { return n.log.entries() }
 
 // ClearLog empties the node's statement log.
 func (n *Node) ClearLog() { n.log.clear() }
-
-// findSession finds a live session of the node by connection id.
-func (n *Node) findSession(id uint32) *session {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for s := range n.sessions {
-		if s.id == id {
-			return s
-		}
-	}
-	return nil
-}

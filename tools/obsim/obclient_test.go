@@ -38,6 +38,9 @@ type obLogin struct {
 	proxyScramble  []byte                  // non-nil: send __proxy_scramble (XOR)
 	clusterName    string
 	caps           mysqlproto.Capability // 0: defaults
+	// With proxy: __client_session_id and __proxy_connection_id when not
+	// empty.
+	clientSessionID, proxyConnID string
 }
 
 // dialOB logs in; on an ERR it returns the SQL error.
@@ -72,6 +75,12 @@ func dialOB(t *testing.T, addr string, l obLogin) (*obClient, error) {
 	if l.proxy {
 		attrs = append(attrs, mysqlproto.ConnAttr{Key: mysqlproto.AttrMySQLClientType, Value: mysqlproto.ClientTypeOBProxy},
 			mysqlproto.ConnAttr{Key: mysqlproto.AttrConnectionID, Value: fmt.Sprint(hs.ConnectionID)})
+		if l.proxyConnID != "" {
+			attrs = append(attrs, mysqlproto.ConnAttr{Key: mysqlproto.AttrProxyConnectionID, Value: l.proxyConnID})
+		}
+		if l.clientSessionID != "" {
+			attrs = append(attrs, mysqlproto.ConnAttr{Key: mysqlproto.AttrClientSessionID, Value: l.clientSessionID})
+		}
 		scramble = []byte(mysqlproto.OBProxyScramble)
 		if l.proxyScramble != nil {
 			x := make([]byte, len(l.proxyScramble))
@@ -159,6 +168,7 @@ func sessionVar(state []byte, name string) (string, bool) {
 type obResult struct {
 	columns []string
 	rows    [][]string
+	nulls   [][]bool // per row: which values were NULL (rows has "")
 	ok      mysqlproto.OK
 	err     *mysqlproto.SQLError
 }
@@ -166,6 +176,12 @@ type obResult struct {
 // query sends COM_QUERY and reads one result (classic EOFs, no
 // multi-results).
 func (c *obClient) query(sql string) obResult {
+	c.t.Helper()
+	return c.command(append([]byte{byte(mysqlproto.ComQuery)}, sql...))
+}
+
+// command sends a command packet and reads one result as query does.
+func (c *obClient) command(pkt []byte) obResult {
 	c.t.Helper()
 	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	defer c.conn.SetDeadline(time.Time{})
@@ -176,7 +192,7 @@ func (c *obClient) query(sql string) obResult {
 		c.comp.BeginRequest()
 	}
 	c.pio.ResetSequence()
-	if err := c.pio.WritePacketFlush(append([]byte{byte(mysqlproto.ComQuery)}, sql...)); err != nil {
+	if err := c.pio.WritePacketFlush(pkt); err != nil {
 		c.t.Fatal(err)
 	}
 	var res obResult
@@ -216,6 +232,7 @@ func (c *obClient) query(sql string) obResult {
 			row[i] = string(vals[i])
 		}
 		res.rows = append(res.rows, row)
+		res.nulls = append(res.nulls, nulls)
 	}
 }
 

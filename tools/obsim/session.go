@@ -45,6 +45,13 @@ type session struct {
 	userVars   map[string]string // user variable → literal last reported
 	lastHit    bool
 
+	// Ids as an OBServer gives them (procs.go): the client session id
+	// (when hasClientID) and the proxy's __proxy_connection_id.
+	clientID    uint32
+	hasClientID bool
+	proxySessID uint64
+	proc        procInfo
+
 	mu   sync.Mutex // guards be for kill
 	be   *mysqlproto.Client
 	beRd *bufio.Reader
@@ -128,10 +135,10 @@ const backendCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFou
 // obServerCapabilities are the OceanBase capabilities a node grants when
 // asked: OB20 framing with new-format extra info, the compressed
 // ("checksum") protocol, partition-table and weak-read awareness, change
-// user and LOAD DATA LOCAL.
+// user, LOAD DATA LOCAL and client session ids (procs.go).
 const obServerCapabilities = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeUser |
 	mysqlproto.OBCapReadWeak | mysqlproto.OBCapChecksum | mysqlproto.OBCapProtocolV2 |
-	mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles
+	mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles | mysqlproto.OBCapClientSessionIDV2
 
 // identity is a parsed login name.
 type identity struct {
@@ -220,6 +227,19 @@ func (s *session) login() error {
 	}
 	s.obClient = isOBClientType(ct)
 	s.user = id.user
+	// OceanBase clients pass the ids of the connection they serve.
+	var attrClientID uint32
+	hasAttrClientID := false
+	if s.obClient {
+		if v, ok := resp.Attr(mysqlproto.AttrProxyConnectionID); ok {
+			s.proxySessID, _ = strconv.ParseUint(v, 10, 64)
+		}
+		if v, ok := resp.Attr(mysqlproto.AttrClientSessionID); ok {
+			if cid, err := strconv.ParseUint(v, 10, 32); err == nil {
+				attrClientID, hasAttrClientID = uint32(cid), true
+			}
+		}
+	}
 	entry := LogEntry{Command: "login", SQL: resp.User, User: id.user, Tenant: id.tenant, Database: resp.Database}
 
 	// The scramble the client's token was computed against.
@@ -307,8 +327,10 @@ func (s *session) login() error {
 
 	// Negotiate OceanBase capabilities.
 	var state []byte
+	var asked mysqlproto.OBCapability
 	if v, ok := resp.Attr(mysqlproto.AttrProxyCapabilityFlag); ok {
-		if asked, ok := mysqlproto.ParseOBCapability(v); ok && s.caps.Has(mysqlproto.ClientSessionTrack) {
+		var good bool
+		if asked, good = mysqlproto.ParseOBCapability(v); good && s.caps.Has(mysqlproto.ClientSessionTrack) {
 			s.obCaps = asked & obServerCapabilities
 			if s.obCaps.Has(mysqlproto.OBCapProtocolV2) {
 				s.obCaps &^= mysqlproto.OBCapChecksum
@@ -316,6 +338,7 @@ func (s *session) login() error {
 			state = mysqlproto.AppendSystemVariableState(state, mysqlproto.OBCapabilityFlagVar, mysqlproto.FormatOBCapability(s.obCaps))
 		}
 	}
+	s.setClientID(asked&obServerCapabilities, attrClientID, hasAttrClientID)
 	ok2 := mysqlproto.OK{Status: s.status, SessionState: state}
 	if err := s.pio.WritePacketFlush(mysqlproto.AppendOK(nil, ok2, s.caps)); err != nil {
 		return err
@@ -339,6 +362,7 @@ func (s *session) login() error {
 	s.out.w = s.conn
 	entry.Result, entry.Local = "ok", true
 	s.record(entry, time.Now())
+	s.procReady()
 	return nil
 }
 

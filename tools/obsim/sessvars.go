@@ -233,8 +233,10 @@ func (s *session) evalVarValue(toks []token, name string, def obVarDef) (string,
 
 // rewriteRefs replaces references MariaDB cannot evaluate: @@ob_* variables
 // and ob_version() become literals (keeping the column name a bare select
-// item would have had), MySQL 8 variable names become MariaDB's. It returns
-// the statement unchanged when there is nothing to replace.
+// item would have had), as does CONNECTION_ID(), which would give
+// MariaDB's thread id (procs.go says what an OBServer gives); MySQL 8
+// variable names become MariaDB's. It returns the statement unchanged when
+// there is nothing to replace.
 func (s *session) rewriteRefs(sql string, toks []token) (string, bool) {
 	var b strings.Builder
 	last := 0
@@ -264,6 +266,8 @@ func (s *session) rewriteRefs(sql string, toks []token) (string, bool) {
 		case t.kind == tokIdent && !t.quoted && strings.EqualFold(t.val, "ob_version") &&
 			i+2 < len(toks) && toks[i+1].is("(") && toks[i+2].is(")"):
 			repl, span = quoteString(s.c.topo.Version), 3
+		case isConnectionIDCall(toks, i):
+			repl, span = strconv.FormatUint(uint64(s.connectionID()), 10), 3
 		}
 		if repl == "" {
 			continue
@@ -282,6 +286,24 @@ func (s *session) rewriteRefs(sql string, toks []token) (string, bool) {
 	}
 	b.WriteString(sql[last:])
 	return b.String(), true
+}
+
+// isConnectionIDCall reports whether toks[i:i+3] is CONNECTION_ID() (not
+// a qualified function of that name).
+func isConnectionIDCall(toks []token, i int) bool {
+	t := &toks[i]
+	return t.kind == tokIdent && !t.quoted && strings.EqualFold(t.val, "connection_id") &&
+		i+2 < len(toks) && toks[i+1].is("(") && toks[i+2].is(")") && (i == 0 || !toks[i-1].is("."))
+}
+
+// hasConnectionIDCall reports whether a statement calls CONNECTION_ID().
+func hasConnectionIDCall(toks []token) bool {
+	for i := range toks {
+		if isConnectionIDCall(toks, i) {
+			return true
+		}
+	}
+	return false
 }
 
 // bareSelectItem reports whether toks[i:i+span] is a whole select-list item
