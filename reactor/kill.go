@@ -86,7 +86,7 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 	}
 	target, found := s.killTarget(k.id)
 	if !found {
-		if !isClientSessionID(k.id) && s.currentServer() != nil {
+		if !s.srv.ids.layout.isClientID(k.id) && s.currentServer() != nil {
 			// A connection of the server's own that no obgate session
 			// holds: the server decides, as for a direct client.
 			return s.forwardKill(k, k.id, start)
@@ -126,14 +126,22 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 
 // killTarget resolves a KILL id to a live, non-administrator session: an
 // obgate id names a session of this process; any other id is a server's
-// connection id, looked up among the server sessions to the server this
-// session uses (the server a direct client would have asked).
+// connection id. A MySQL server's thread ids are its own, so they are
+// looked up among the server sessions to the server this session uses
+// (the server a direct client would have asked); an OBServer session id
+// is unique in its cluster, so it is looked up on every server of the
+// session's cluster.
 func (s *Session) killTarget(id uint32) (*Session, bool) {
 	var target *Session
-	if isClientSessionID(id) {
+	switch {
+	case s.srv.ids.layout.isClientID(id):
 		target, _ = s.srv.Session(id)
-	} else if be := s.currentServer(); be != nil {
-		target = s.srv.servers.ownerOf(be.addr, id)
+	case s.ob != nil:
+		target = s.srv.servers.ownerAnywhere(id, func(be *serverConn) bool {
+			return be.owner != nil && be.owner.ob != nil && be.owner.ob.cluster == s.ob.cluster
+		})
+	case s.backend != nil:
+		target = s.srv.servers.ownerOf(s.backend.addr, id)
 	}
 	if target == nil || target.Info().Admin { // Info locks: target may be logging in
 		return nil, false

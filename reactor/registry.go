@@ -113,6 +113,23 @@ func (r *serverRegistry) ownerOf(addr string, threadID uint32) *Session {
 	return nil
 }
 
+// ownerAnywhere returns the client session owning a server session, to
+// any address, whose server connection id is threadID and that match
+// accepts.
+func (r *serverRegistry) ownerAnywhere(threadID uint32, match func(*serverConn) bool) *Session {
+	var owner *Session
+	r.addrs.Range(func(k, _ any) bool {
+		for _, be := range r.snapshot(k.(string)) {
+			if be.threadID == threadID && !be.closed.Load() && match(be) {
+				owner = be.owner
+				return false
+			}
+		}
+		return true
+	})
+	return owner
+}
+
 // each calls fn for every address with open server sessions and their
 // count.
 func (r *serverRegistry) each(fn func(addr string, n int)) {

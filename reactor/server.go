@@ -107,7 +107,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	cfg := opts.Config.Load()
-	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID)
+	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID, cfg.ServerRoutingMode == "mysql")
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}

@@ -162,7 +162,7 @@ func (c *Cluster) liveSessions(keep func(*procView) bool) []liveSession {
 		n.mu.Unlock()
 		first := len(out)
 		for _, s := range ss {
-			if v := s.proc.view(); v.ready && keep(&v) {
+			if v := s.proc.view(); v.ready && !s.killed() && keep(&v) {
 				out = append(out, liveSession{s: s, n: n, v: v})
 			}
 		}

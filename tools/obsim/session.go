@@ -82,6 +82,17 @@ func (s *session) kill() {
 	})
 }
 
+// killed reports whether kill ran: a killed session is gone for every
+// other session at once, even before its goroutine has finished.
+func (s *session) killed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *session) run() {
 	defer s.kill()
 	if !s.n.gate(s.done) {
