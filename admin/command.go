@@ -19,6 +19,7 @@ const (
 	cmdShowStat
 	cmdSelectVars // SELECT @@a, @@b [LIMIT n] in an administrator session
 	cmdNeedOK     // SET, BEGIN, COMMIT, ROLLBACK, USE in an administrator session
+	cmdShowProcesslist
 )
 
 // command is a parsed internal command.
@@ -106,6 +107,8 @@ func parseShow(p *parser) command {
 			p.pos++
 			c.cluster = t.text
 		}
+	case p.keyword("PROCESSLIST"):
+		c.kind = cmdShowProcesslist
 	case p.keyword("PROXYROUTE"):
 		c.kind = cmdShowRoute
 	case p.keyword("PROXYSTAT"):

@@ -41,6 +41,9 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		}
 		return false
 	}
+	if c.kind == cmdShowProcesslist {
+		return a.showProcesslist(sess, reply)
+	}
 	if !sess.IsAdmin() && !sess.IsRootSys() && !everyUser(c.kind) {
 		return false // let the server answer, as ODP does for normal users
 	}

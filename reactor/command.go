@@ -204,7 +204,7 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, info route.StmtIn
 func maybeInternal(info route.StmtInfo) bool {
 	switch info.Kind {
 	case route.StmtShow:
-		return len(info.Second) > 5 && info.Second[:5] == "PROXY"
+		return (len(info.Second) > 5 && info.Second[:5] == "PROXY") || info.Second == "PROCESSLIST"
 	case route.StmtPing, route.StmtAlter:
 		return info.Second == "PROXY" || info.Second == "PROXYCONFIG"
 	case route.StmtSelect:

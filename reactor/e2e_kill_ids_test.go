@@ -12,6 +12,7 @@ import (
 
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
+	"obgate/reactor"
 )
 
 // cancelWithKill runs SELECT SLEEP(30) on victim under a context that is
@@ -127,4 +128,84 @@ func TestE2EKillIDsNeverCross(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOBKillByConnectionID: in OceanBase mode, CONNECTION_ID() gives what
+// an OBServer gives a proxied session (its server session id, or obgate's
+// client id with client_session_id_version 2), and KILL QUERY of that id
+// from another connection interrupts exactly that statement, wherever the
+// two sessions run.
+func TestOBKillByConnectionID(t *testing.T) {
+	c := startOBSim(t)
+	for _, version := range []string{"1", "2"} {
+		t.Run("client_session_id_version="+version, func(t *testing.T) {
+			forEachMode(t, func(t *testing.T, mode string) {
+				p := startOBProxy(t, c, mode, "client_session_id_version", version)
+				db, victim := obConn(t, p)
+				var id uint32
+				if err := victim.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				if _, own := p.Server.Session(id); own != (version == "2") {
+					t.Fatalf("CONNECTION_ID() %d: obgate session %v, want %v", id, own, version == "2")
+				}
+				err := cancelWithKill(t, db, victim)
+				var me *mysql.MySQLError
+				if err != nil && (!errors.As(err, &me) || me.Number != mysqlproto.ERQueryInterrupted) {
+					t.Fatalf("interrupted statement: %v, want ERR 1317 or SLEEP returning 1", err)
+				}
+				var one int
+				if err := victim.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
+					t.Fatalf("victim after KILL QUERY: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestOBShowProcesslist: with client_session_id_version 1 obgate answers
+// SHOW PROCESSLIST itself with ODP's columns and its own ids; with 2 the
+// server answers, naming the session by obgate's id too. Either way the
+// listed id is the one KILL takes.
+func TestOBShowProcesslist(t *testing.T) {
+	c := startOBSim(t)
+	for _, version := range []string{"1", "2"} {
+		t.Run("client_session_id_version="+version, func(t *testing.T) {
+			p := startOBProxy(t, c, "net", "client_session_id_version", version)
+			_, conn := obConn(t, p)
+			var mine uint32
+			for id, s := range sessionsOf(p) {
+				if !s.Admin {
+					mine = id
+				}
+			}
+			rows, err := conn.QueryContext(context.Background(), "SHOW PROCESSLIST")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			got, err := scanStrings(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if version == "1" && (len(cols) != 10 || cols[0] != "Id" || cols[1] != "Tenant" || cols[6] != "svr_session_count") {
+				t.Fatalf("columns %v, want ODP's", cols)
+			}
+			found := false
+			for _, r := range got {
+				found = found || r[0] == fmt.Sprint(mine)
+			}
+			if !found {
+				t.Fatalf("SHOW PROCESSLIST %v does not list session %d", got, mine)
+			}
+		})
+	}
+}
+
+func sessionsOf(p *testkit.Proxy) map[uint32]reactor.SessionInfo {
+	out := map[uint32]reactor.SessionInfo{}
+	for _, s := range p.Server.Sessions() {
+		out[s.ID] = s
+	}
+	return out
 }

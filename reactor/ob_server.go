@@ -123,6 +123,11 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
 	caps := obRequestedCaps
+	if cfg.ClientSessionIDVersion == 2 {
+		// The server then names the session by obgate's id (CONNECTION_ID(),
+		// SHOW PROCESSLIST, KILL), as ODP asks for it.
+		caps |= mysqlproto.OBCapClientSessionIDV2
+	}
 	switch {
 	case cfg.EnableOBProtocolV2:
 		caps |= mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo
