@@ -218,3 +218,13 @@ func (b *serverConn) read(p []byte) (int, error) {
 	}
 	return b.conn.Read(p)
 }
+
+// finishResponse consumes what the server sends after the MySQL packets of
+// a response (the final OB 2.0 frame may carry none); the caller calls it
+// once the response scanner is done.
+func (b *serverConn) finishResponse() error {
+	if b.ob20 != nil {
+		return b.ob20.FinishResponse()
+	}
+	return nil
+}

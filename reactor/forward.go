@@ -122,6 +122,12 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				if dec != end {
 					return written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
 				}
+				if err := s.backend.finishResponse(); err != nil {
+					// The answer is whole; the server session is out of
+					// step and is not used again.
+					s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", s.backend.addr, "err", err)
+					s.backend.close()
+				}
 				return written, flush(true)
 			}
 			if err := flush(false); err != nil {

@@ -467,6 +467,9 @@ func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.R
 			if dec != end {
 				return nil, errors.New("server sent bytes after its response")
 			}
+			if err := be.finishResponse(); err != nil {
+				return nil, err
+			}
 			return sc, nil
 		}
 		end = copy(buf, buf[dec:end])
