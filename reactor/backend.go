@@ -35,14 +35,17 @@ type serverConn struct {
 	watchToken uint64
 
 	// OceanBase mode.
-	ob20     *mysqlproto.OB20Framer       // OB 2.0 framing after login, or nil
-	comp     *mysqlproto.CompressedFramer // MySQL compressed protocol, or nil
-	extra    []byte                       // OB20 extra info sent with each request
-	obCaps   mysqlproto.OBCapability
-	status   mysqlproto.ServerStatus // after the last response
-	sync     syncState               // how much of the client's session state it has
-	stmts    map[uint32]serverStmt   // client statement id → this server's
-	lastUsed time.Time
+	ob20   *mysqlproto.OB20Framer       // OB 2.0 framing after login, or nil
+	comp   *mysqlproto.CompressedFramer // MySQL compressed protocol, or nil
+	extra  []byte                       // OB20 extra info sent with each request
+	obCaps mysqlproto.OBCapability
+	status mysqlproto.ServerStatus // after the last response
+	sync   syncState               // how much of the client's session state it has
+	stmts  map[uint32]serverStmt   // client statement id → this server's
+	// lastUsed (unix nanoseconds) and current (it is its owner's last
+	// server session) are written by the owner, read by the idle sweeper.
+	lastUsed atomic.Int64
+	current  atomic.Bool
 
 	// Liveness peek (see alive); peekFn is b.peek, bound once.
 	rc      syscall.RawConn
@@ -228,3 +231,9 @@ func (b *serverConn) finishResponse() error {
 	}
 	return nil
 }
+
+// touch records that the server session ran a statement now.
+func (b *serverConn) touch() { b.lastUsed.Store(time.Now().UnixNano()) }
+
+// lastUsedAt is when the server session last ran a statement.
+func (b *serverConn) lastUsedAt() time.Time { return time.Unix(0, b.lastUsed.Load()) }

@@ -119,7 +119,7 @@ func (s *Session) onFeedback(name, value []byte) {
 func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	ob := s.ob
 	be := s.backend
-	be.lastUsed = time.Now()
+	be.touch()
 	switch {
 	case be.ob20 != nil:
 		be.ob20.ShrinkBuffers()
@@ -332,6 +332,9 @@ func (s *Session) publishOB() {
 	if ob.snap.ver == ob.vars.ver && ob.snap.nserver == len(ob.servers) && ob.snap.last == ob.last {
 		return
 	}
+	if ob.snap.ver != ob.vars.ver || ob.snap.ver == 0 {
+		s.updateWaitTimeout()
+	}
 	var vars []VarInfo
 	if ob.vars.db != "" {
 		vars = append(vars, VarInfo{Name: "database", Value: ob.vars.db, Kind: "database"})
@@ -357,7 +360,7 @@ func (s *Session) publishOB() {
 			proto = "compressed"
 		}
 		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
-			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == ob.last, LastUsed: be.lastUsed})
+			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == ob.last, LastUsed: be.lastUsedAt()})
 	}
 	ob.snap = obSnapshot{ver: ob.vars.ver, nserver: len(ob.servers), last: ob.last}
 	s.mu.Lock()

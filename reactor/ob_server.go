@@ -91,7 +91,7 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 	}
 	_ = be.conn.SetDeadline(time.Time{})
 	be.status = ok.Status
-	be.lastUsed = time.Now()
+	be.touch()
 	if !first {
 		// A saved login starts with the server's defaults: nothing of the
 		// client's state but what the login itself carried.

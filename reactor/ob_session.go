@@ -347,7 +347,7 @@ func (s *Session) expireServers() {
 	now := time.Now()
 	for i := 0; i < len(ob.servers); i++ {
 		be := ob.servers[i]
-		if be != ob.last && now.Sub(be.lastUsed) > limit {
+		if be != ob.last && now.Sub(be.lastUsedAt()) > limit {
 			s.dropServer(be)
 			i--
 		}
@@ -357,10 +357,14 @@ func (s *Session) expireServers() {
 // useServer makes be the session's current server session.
 func (s *Session) useServer(be *serverConn) {
 	ob := s.ob
-	be.lastUsed = time.Now()
+	be.touch()
 	if ob.last == be {
 		return
 	}
+	if ob.last != nil {
+		ob.last.current.Store(false)
+	}
+	be.current.Store(true)
 	ob.last = be
 	s.backend = be
 	s.sharedBackend.Store(be)

@@ -62,10 +62,13 @@ type Server struct {
 
 	servers serverRegistry // open server sessions by server address
 
-	ids      sessionIDs
-	proxyID  int64    // proxy_id in effect (random when configured as 0)
-	sessions sync.Map // uint32 → *Session
-	clients  atomic.Int64
+	ids           sessionIDs
+	stopSweep     chan struct{}
+	stopSweepOnce sync.Once
+	sweepDone     chan struct{}
+	proxyID       int64    // proxy_id in effect (random when configured as 0)
+	sessions      sync.Map // uint32 → *Session
+	clients       atomic.Int64
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -99,6 +102,11 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.router = route.NewRouter(srv.health)
 
+	srv.stopSweep, srv.sweepDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(srv.sweepDone)
+		srv.sweepLoop(srv.stopSweep)
+	}()
 	if w, err := newServerWatch(); err == nil {
 		srv.servers.watch = w
 		w.start()
@@ -230,6 +238,10 @@ func (srv *Server) closePoller() {
 	if srv.servers.watch != nil {
 		srv.servers.watch.close()
 	}
+	srv.stopSweepOnce.Do(func() {
+		close(srv.stopSweep)
+		<-srv.sweepDone
+	})
 }
 
 // newSessionID returns a cs_id that no live session uses (see

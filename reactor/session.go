@@ -77,8 +77,11 @@ type Session struct {
 	transCount atomic.Uint64
 	stmtCount  atomic.Uint64
 	lastActive atomic.Int64 // unix nanoseconds
-	inTrans    atomic.Bool
-	curCmd     atomic.Int32 // the command in progress, -1 when none
+	// waitTimeout is the client's idle limit in nanoseconds (OceanBase
+	// mode; 0 means none), written by the owner, read by the sweeper.
+	waitTimeout atomic.Int64
+	inTrans     atomic.Bool
+	curCmd      atomic.Int32 // the command in progress, -1 when none
 
 	// For interrupting the owner from other goroutines (shared).
 	clientCloser  atomic.Pointer[closerRef] // the client connection's closer

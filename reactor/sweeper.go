@@ -1,0 +1,89 @@
+package reactor
+
+import (
+	"strconv"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// sweepInterval is how often the idle sweeper looks at every session. It
+// bounds how late an idle limit is enforced, not how long it is.
+const sweepInterval = time.Second
+
+// defaultWaitTimeout is MySQL's and OceanBase's default wait_timeout.
+const defaultWaitTimeout = 8 * time.Hour
+
+// sweepLoop runs on its own goroutine until stop is closed: it closes
+// idle server sessions of idle clients (server_idle_timeout, except the
+// one a client used last) and, in OceanBase mode, idle clients past their
+// wait_timeout. A server there never closes an idle client, because a
+// server session that it closes is replaced invisibly (flash-break), so
+// obgate enforces the limit the client set, as ODP does.
+func (srv *Server) sweepLoop(stop <-chan struct{}) {
+	defer srv.recoverBackground("idle sweeper")
+	tick := time.NewTicker(sweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			srv.sweep(now)
+		}
+	}
+}
+
+// sweep makes one pass; any goroutine may run it (tests call it).
+func (srv *Server) sweep(now time.Time) {
+	cfg := srv.cfg.Load()
+	srv.eachSession(func(s *Session) {
+		if s.State() != StateIdle || s.ob == nil {
+			return
+		}
+		if limit := time.Duration(s.waitTimeout.Load()); limit > 0 && now.UnixNano()-s.lastActive.Load() > int64(limit) {
+			srv.log.Debug("client idle past its wait_timeout", "session", s.id, "wait_timeout", limit)
+			s.requestClose(closeNow)
+		}
+	})
+	limit := cfg.ServerIdleTimeout
+	srv.servers.addrs.Range(func(k, _ any) bool {
+		for _, be := range srv.servers.snapshot(k.(string)) {
+			owner := be.owner
+			if owner == nil || owner.ob == nil || be.current.Load() || owner.State() != StateIdle {
+				continue
+			}
+			if now.Sub(be.lastUsedAt()) > limit {
+				be.close() // its owner drops it before the next statement
+			}
+		}
+		return true
+	})
+}
+
+// updateWaitTimeout publishes the session's idle limit for the sweeper:
+// the wait_timeout the client set, else the cluster's interactive_timeout
+// for an interactive client or its wait_timeout, else MySQL's default. It
+// runs on the session's goroutine when its variables changed.
+func (s *Session) updateWaitTimeout() {
+	val, ok := "", false
+	for _, e := range s.ob.vars.sys {
+		if e.name == "wait_timeout" {
+			val, ok = e.value, true
+		}
+	}
+	if !ok {
+		if t := s.ob.cluster.Table(); t != nil {
+			name := "wait_timeout"
+			if s.caps.Has(mysqlproto.ClientInteractive) {
+				name = "interactive_timeout"
+			}
+			val, ok = t.SysVars[name]
+		}
+	}
+	d := defaultWaitTimeout
+	if secs, err := strconv.ParseInt(val, 10, 64); ok && err == nil && secs > 0 {
+		d = time.Duration(secs) * time.Second
+	}
+	s.waitTimeout.Store(int64(d))
+}
