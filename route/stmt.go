@@ -1,5 +1,7 @@
 package route
 
+import "bytes"
+
 // StmtKind is the kind of a SQL statement, read from its first keywords.
 type StmtKind uint8
 
@@ -90,34 +92,47 @@ var secondKeywords = map[string]string{
 	"FULL": "FULL", "DATA": "DATA", "TABLES": "TABLES",
 }
 
+// kindsByWord and secondsByWord are keywordKinds and secondKeywords for
+// lookups that ignore case and do not allocate.
+var (
+	kindsByWord   = newFoldMap(keywordKinds)
+	secondsByWord = newFoldMap(secondKeywords)
+)
+
 // Classify reads the kind of the statement in sql. It skips leading
-// blanks, comments (/* */, -- and #) and opening parentheses. It does not
-// allocate.
+// blanks, comments (/* */, -- and #, executable comments included) and
+// opening parentheses. It does not allocate.
 func Classify(sql []byte) StmtInfo {
-	var info StmtInfo
+	info, _, _ := classifyHead(sql)
+	return info
+}
+
+// classifyHead is Classify that also returns where the first word lies
+// (start == end when there is none), keyword or not.
+func classifyHead(sql []byte) (info StmtInfo, start, end int) {
 	pos := skipSpaceAndComments(sql, 0)
 	for pos < len(sql) && sql[pos] == '(' {
 		pos = skipSpaceAndComments(sql, pos+1)
 	}
-	word, pos := readWord(sql, pos)
-	kind, ok := lookupUpper(keywordKinds, word)
+	word, end := readWord(sql, pos)
+	kind, ok := kindsByWord.get(word)
 	if !ok {
-		return info
+		return info, pos, end
 	}
 	info.Kind = kind
-	pos = skipSpaceAndComments(sql, pos)
-	word, _ = readWord(sql, pos)
-	if s, ok := lookupUpper(secondKeywords, word); ok {
+	next := skipSpaceAndComments(sql, end)
+	word, _ = readWord(sql, next)
+	if s, ok := secondsByWord.get(word); ok {
 		info.Second = s
 	}
-	return info
+	return info, pos, end
 }
 
 // skipSpaceAndComments returns the position of the next token at or after pos.
 func skipSpaceAndComments(s []byte, pos int) int {
 	for pos < len(s) {
 		switch c := s[pos]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		case isBlank(c):
 			pos++
 		case c == '/' && pos+1 < len(s) && s[pos+1] == '*':
 			end := indexFrom(s, pos+2, "*/")
@@ -125,12 +140,8 @@ func skipSpaceAndComments(s []byte, pos int) int {
 				return len(s)
 			}
 			pos = end + 2
-		case c == '#':
+		case c == '#' || isDashComment(s, pos):
 			pos = skipLine(s, pos)
-		case c == '-' && pos+2 < len(s) && s[pos+1] == '-' && (s[pos+2] == ' ' || s[pos+2] == '\t'):
-			pos = skipLine(s, pos)
-		case c == '-' && pos+2 == len(s) && s[pos+1] == '-':
-			return len(s)
 		default:
 			return pos
 		}
@@ -138,18 +149,37 @@ func skipSpaceAndComments(s []byte, pos int) int {
 	return pos
 }
 
-func skipLine(s []byte, pos int) int {
-	for pos < len(s) && s[pos] != '\n' {
-		pos++
-	}
-	return pos
+// isBlank reports whether c is a blank the SQL lexers skip.
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
+// isDashComment reports whether a "-- " comment starts at pos: two dashes
+// followed by a blank or control character, or by the end of the text.
+func isDashComment(s []byte, pos int) bool {
+	return pos+1 < len(s) && s[pos] == '-' && s[pos+1] == '-' && (pos+2 == len(s) || s[pos+2] <= ' ')
+}
+
+func skipLine(s []byte, pos int) int {
+	if i := bytes.IndexByte(s[pos:], '\n'); i >= 0 {
+		return pos + i
+	}
+	return len(s)
+}
+
+// indexFrom returns the index of the first sep (non-empty) in s at or
+// after pos, or -1.
 func indexFrom(s []byte, pos int, sep string) int {
-	for i := pos; i+len(sep) <= len(s); i++ {
-		if string(s[i:i+len(sep)]) == sep {
-			return i
+	for pos >= 0 && pos+len(sep) <= len(s) {
+		i := bytes.IndexByte(s[pos:len(s)-len(sep)+1], sep[0])
+		if i < 0 {
+			return -1
 		}
+		pos += i
+		if string(s[pos:pos+len(sep)]) == sep {
+			return pos
+		}
+		pos++
 	}
 	return -1
 }
@@ -165,23 +195,6 @@ func readWord(s []byte, pos int) ([]byte, int) {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
-
-// lookupUpper looks word up in m case-insensitively without allocating.
-func lookupUpper[V any](m map[string]V, word []byte) (V, bool) {
-	var buf [24]byte
-	var zero V
-	if len(word) == 0 || len(word) > len(buf) {
-		return zero, false
-	}
-	for i, c := range word {
-		if c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	v, ok := m[string(buf[:len(word)])]
-	return v, ok
 }
 
 // SkipSpace returns the position of the next token at or after pos,

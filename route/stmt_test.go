@@ -23,6 +23,11 @@ func TestClassify(t *testing.T) {
 		{"", StmtOther, ""},
 		{"/* unterminated", StmtOther, ""},
 		{"--", StmtOther, ""},
+		{"--\nselect 1", StmtSelect, ""},
+		{"--\tshow proxyconfig", StmtOther, ""},
+		{"--x select 1", StmtOther, ""},
+		{"/*!40101 SET x = 1 */", StmtOther, ""},
+		{"ShOw PrOxYcOnFiG", StmtShow, "PROXYCONFIG"},
 		{"xyzzy", StmtOther, ""},
 		{"averyveryveryverylongkeywordthatisnotthere", StmtOther, ""},
 	}
