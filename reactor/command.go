@@ -56,9 +56,9 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuit:
 		return errClientQuit
 	case mysqlproto.ComQuery:
-		info := route.Classify(body)
-		kind = info.Kind
-		if handled, err := s.serveLocally(n, body, whole, info, start); handled {
+		f := s.lexStatement(body, whole)
+		kind = f.Kind
+		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
 	case mysqlproto.ComProcessKill:
@@ -180,10 +180,11 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 // serveLocally answers the COM_QUERY statements obgate runs itself: ODP
 // internal commands (through the interceptor) and KILL with obgate's
 // connection ids. It reports false for everything else.
-func (s *Session) serveLocally(n int, body []byte, whole bool, info route.StmtInfo, start time.Time) (bool, error) {
+func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
 	if !whole {
 		return false, nil
 	}
+	info := route.StmtInfo{Kind: f.Kind, Second: f.Second}
 	if s.srv.interceptor != nil && maybeInternal(info) {
 		reply := Reply{s: s}
 		if s.srv.interceptor.Intercept(s, body, info, &reply) {
@@ -195,9 +196,22 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, info route.StmtIn
 		}
 	}
 	if info.Kind == route.StmtKill {
-		return s.handleKill(n, body, start)
+		return s.handleKill(n, f, start)
 	}
 	return false, nil
+}
+
+// lexStatement reads the facts of the COM_QUERY statement in body once,
+// into the session's own Facts (valid until the next statement; its table
+// names are borrowed from body). A statement longer than obgate looks at
+// (!whole) is read as a prefix: its facts say so (Incomplete).
+func (s *Session) lexStatement(body []byte, whole bool) *route.Facts {
+	if whole {
+		s.facts = route.Lex(body)
+	} else {
+		s.facts = route.LexPrefix(body)
+	}
+	return &s.facts
 }
 
 // maybeInternal reports whether a statement may be an ODP internal command.

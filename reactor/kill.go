@@ -14,56 +14,17 @@ type killStmt struct {
 	id    uint32
 }
 
-// parseKill reads KILL [CONNECTION | QUERY] <id> from a statement. It
-// returns false for anything else (KILL PROXYSESSION, KILL USER, ...),
-// which is forwarded or handled elsewhere.
-func parseKill(sql []byte) (killStmt, bool) {
-	var k killStmt
-	pos := route.SkipSpace(sql, 0)
-	word, pos := route.Word(sql, pos)
-	if !route.EqualFold(word, "KILL") {
-		return k, false
-	}
-	pos = route.SkipSpace(sql, pos)
-	next, after := route.Word(sql, pos)
-	switch {
-	case route.EqualFold(next, "QUERY"):
-		k.query = true
-		pos = route.SkipSpace(sql, after)
-	case route.EqualFold(next, "CONNECTION"):
-		pos = route.SkipSpace(sql, after)
-	}
-	digits, pos := route.Word(sql, pos)
-	id, err := strconv.ParseUint(string(digits), 10, 32)
-	if err != nil {
-		return k, false
-	}
-	pos = route.SkipSpace(sql, pos)
-	for pos < len(sql) && sql[pos] == ';' {
-		pos = route.SkipSpace(sql, pos+1)
-	}
-	if pos != len(sql) {
-		return k, false
-	}
-	k.id = uint32(id)
-	return k, true
-}
-
-// handleKill runs KILL [CONNECTION | QUERY] id with MySQL's semantics,
-// where id is an obgate connection id. The statement is rewritten with the
-// server's id of the target's server session and run on this session's
-// server session, so the server checks privileges; when the target uses
-// another server, KILL CONNECTION is carried out by obgate for the same
-// user only. It reports false when the statement is not a plain KILL.
-func (s *Session) handleKill(n int, body []byte, start time.Time) (bool, error) {
-	k, ok := parseKill(body)
-	if !ok {
+// handleKill runs KILL [CONNECTION | QUERY] id with MySQL's semantics
+// (see kill). It reports false when the statement is not a plain KILL
+// (KILL PROXYSESSION, KILL USER, ...), which goes elsewhere.
+func (s *Session) handleKill(n int, f *route.Facts, start time.Time) (bool, error) {
+	if !f.Kill.OK {
 		return false, nil
 	}
 	if err := s.skipPacket(n); err != nil {
 		return true, err
 	}
-	return true, s.kill(k, start)
+	return true, s.kill(killStmt{query: f.Kill.Query, id: f.Kill.ID}, start)
 }
 
 // handleProcessKill runs the old COM_PROCESS_KILL command.

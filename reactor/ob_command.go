@@ -16,7 +16,6 @@ import (
 // command. body is the start of the packet after the command byte
 // (borrowed) and whole says whether it is all of it.
 func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) error {
-	ob := s.ob
 	kind := route.StmtOther
 	need := needAny
 	switch cmd {
@@ -28,40 +27,22 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 		}
 		return s.writeOK(0, "")
 	case mysqlproto.ComQuery:
-		info := route.Classify(body)
-		kind = info.Kind
-		if handled, err := s.serveLocally(n, body, whole, info, start); handled {
+		f := s.lexStatement(body, whole)
+		kind = f.Kind
+		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
 		if whole {
-			switch {
-			case kind == route.StmtBegin && ob.heldBegin == nil && !s.serverInTrans() && isPlainTxnStart(body):
-				// Held: sent with the first real statement, so that the
-				// transaction starts on the server that statement needs.
-				ob.heldBegin = append([]byte(nil), body...)
-				if err := s.skipPacket(n); err != nil {
-					return err
-				}
-				s.status |= mysqlproto.StatusInTrans
-				s.inTrans.Store(true)
-				s.countStatement(kind, false, start)
-				return s.writeOK(0, "")
-			case (kind == route.StmtCommit || kind == route.StmtRollback) && ob.heldBegin != nil && isSingleStatement(body):
-				ob.heldBegin = nil
-				if err := s.skipPacket(n); err != nil {
-					return err
-				}
-				s.status &^= mysqlproto.StatusInTrans
-				s.inTrans.Store(false)
-				s.transCount.Add(1)
-				s.countStatement(kind, false, start)
-				return s.writeOK(0, "")
+			if handled, err := s.heldTransaction(n, body, f, start); handled {
+				return err
 			}
 		}
-		if dependsOnLastServer(body) {
+		if f.Pins.NeedsLast() || f.Incomplete {
+			// A statement obgate could not read whole stays where the
+			// session is: what it does is not known.
 			need = needLast
 		}
-		s.pinCandidate = kind == route.StmtCreate && containsFold(body, "TEMPORARY") || containsFold(body, "GET_LOCK")
+		s.pinCandidate = f.Pins.Holds()
 	case mysqlproto.ComStmtPrepare:
 		return s.obPrepare(n, start)
 	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:
@@ -416,67 +397,4 @@ func (s *Session) readPacket(n int) ([]byte, error) {
 		return framed, nil
 	}
 	return out, nil
-}
-
-// isPlainTxnStart reports whether a BEGIN/START TRANSACTION statement is a
-// transaction start alone (not MariaDB's BEGIN NOT ATOMIC block, and not
-// followed by more statements).
-func isPlainTxnStart(sql []byte) bool {
-	pos := route.SkipSpace(sql, 0)
-	_, pos = route.Word(sql, pos)
-	pos = route.SkipSpace(sql, pos)
-	next, _ := route.Word(sql, pos)
-	if route.EqualFold(next, "NOT") {
-		return false
-	}
-	return isSingleStatement(sql)
-}
-
-// isSingleStatement reports whether sql holds one statement: no ';'
-// followed by anything but blanks and comments, outside quotes.
-func isSingleStatement(sql []byte) bool {
-	var quote byte
-	for i := 0; i < len(sql); i++ {
-		c := sql[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == ';':
-			return route.SkipSpace(sql, i+1) == len(sql) || (sql[route.SkipSpace(sql, i+1)] == ';' && isSingleStatement(sql[route.SkipSpace(sql, i+1)+1:]))
-		}
-	}
-	return true
-}
-
-// dependsOnLastServer reports whether a statement reads state that only
-// the previous statement's server has.
-func dependsOnLastServer(sql []byte) bool {
-	return containsFold(sql, "LAST_INSERT_ID") || containsFold(sql, "FOUND_ROWS") || containsFold(sql, "ROW_COUNT")
-}
-
-// containsFold reports whether s contains the upper-case ASCII word w,
-// ignoring case. It does not allocate.
-func containsFold(s []byte, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		j := 0
-		for ; j < len(w); j++ {
-			c := s[i+j]
-			if c >= 'a' && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			if c != w[j] {
-				break
-			}
-		}
-		if j == len(w) {
-			return true
-		}
-	}
-	return false
 }

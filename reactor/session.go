@@ -57,6 +57,7 @@ type Session struct {
 	patchOn      bool
 	pinCandidate bool // the statement may create a temporary table or take a user lock
 	killFailed   bool // the server refused the KILL obgate sent for the client
+	facts        route.Facts // of the COM_QUERY in progress (see lexStatement)
 
 	// Shared, immutable after the handshake.
 	clientAddr  string
