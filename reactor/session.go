@@ -55,8 +55,8 @@ type Session struct {
 	ob           *obSession
 	patchID      uint32 // statement id written into the request being relayed
 	patchOn      bool
-	pinCandidate bool // the statement may create a temporary table or take a user lock
-	killFailed   bool // the server refused the KILL obgate sent for the client
+	pinCandidate bool        // the statement may create a temporary table or take a user lock
+	killFailed   bool        // the server refused the KILL obgate sent for the client
 	facts        route.Facts // of the COM_QUERY in progress (see lexStatement)
 
 	// Shared, immutable after the handshake.
