@@ -18,6 +18,15 @@ type TargetInfo struct {
 	Kind    string   `json:"kind"`
 	Port    int      `json:"port"`
 	Command []string `json:"command,omitempty"` // how the proxy was started
+	// User is the login name sysbench uses; empty means root.
+	User string `json:"user,omitempty"`
+}
+
+func (t TargetInfo) user() string {
+	if t.User == "" {
+		return "root"
+	}
+	return t.User
 }
 
 // Measurement is one measured sysbench run: a workload, a thread count and a target.

@@ -420,12 +420,19 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir 
 	return targets, cleanup, nil
 }
 
-// waitLogin polls a root login to sbtest through t until it works, the
-// process exits or timeout passes.
+// waitLogin polls a login to sbtest through t until it works, the process
+// exits or timeout passes.
 func waitLogin(ctx context.Context, t target, timeout time.Duration) error {
+	return WaitLogin(ctx, t.Name, t.Port, t.user(), t.proc, timeout)
+}
+
+// WaitLogin polls a login as user (no password) to database sbtest on
+// 127.0.0.1:port until it works, proc (when not nil) exits or timeout
+// passes.
+func WaitLogin(ctx context.Context, name string, port int, user string, proc *Process, timeout time.Duration) error {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.DBName = "root", "tcp", "sbtest"
-	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	cfg.User, cfg.Net, cfg.DBName = user, "tcp", "sbtest"
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
 	cfg.Logger = &mysql.NopLogger{}
 	conn, err := mysql.NewConnector(cfg)
@@ -446,11 +453,17 @@ func waitLogin(ctx context.Context, t target, timeout time.Duration) error {
 		if last == nil {
 			return nil
 		}
+		var exited <-chan struct{}
+		logTail := func() string { return "" }
+		if proc != nil {
+			exited = proc.Exited()
+			logTail = func() string { return tailString(readFile(proc.LogPath), 30) }
+		}
 		select {
-		case <-t.proc.Exited():
-			return fmt.Errorf("%s exited during start-up: %v\n%s", t.Name, t.proc.ExitError(), tailString(readFile(t.proc.LogPath), 30))
+		case <-exited:
+			return fmt.Errorf("%s exited during start-up: %v\n%s", name, proc.ExitError(), logTail())
 		case <-ctx.Done():
-			return fmt.Errorf("%s on %s did not accept a MySQL login within %v: %v\n%s", t.Name, cfg.Addr, timeout, last, tailString(readFile(t.proc.LogPath), 30))
+			return fmt.Errorf("%s on %s did not accept a MySQL login as %s within %v: %v\n%s", name, cfg.Addr, user, timeout, last, logTail())
 		case <-tick.C:
 		}
 	}
