@@ -466,15 +466,11 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 			if err := os.MkdirAll(confDir, 0o755); err != nil {
 				return targets, cleanup, err
 			}
-			argv := []string{cfg.ObgateBin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport),
-				"-r", backend, "-o", "server_routing_mode=mysql", "--config-dir", confDir}
+			servers := []string{"-r", backend, "-o", "server_routing_mode=mysql"}
 			if t.Mode == ModeOceanBase {
-				argv = []string{cfg.ObgateBin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport),
-					"-r", sim.RSList, "-c", OBCluster, "--config-dir", confDir}
+				servers = []string{"-r", sim.RSList, "-c", OBCluster}
 			}
-			for _, o := range cfg.ObgateOpts {
-				argv = append(argv, "-o", o)
-			}
+			argv := obgateArgv(cfg.ObgateBin, port, mport, confDir, servers, cfg.ObgateOpts)
 			for _, e := range cfg.Extras {
 				if e.Name == name {
 					argv = append(argv, e.Args...)
@@ -500,6 +496,19 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 		}
 	}
 	return targets, cleanup, nil
+}
+
+// obgateArgv is how the suites start obgate: on 127.0.0.1:port with
+// metrics on mport, configuration in confDir, servers (the -r/-c/-o
+// arguments that say where the servers are and the routing mode), then
+// one -o per opts entry.
+func obgateArgv(bin string, port, mport int, confDir string, servers, opts []string) []string {
+	argv := []string{bin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport), "--config-dir", confDir}
+	argv = append(argv, servers...)
+	for _, o := range opts {
+		argv = append(argv, "-o", o)
+	}
+	return argv
 }
 
 // waitLogin polls a login to sbtest through t until it works, the process

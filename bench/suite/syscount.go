@@ -84,12 +84,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 	if cfg.Workload == "" {
 		cfg.Workload = "oltp_point_select"
 	}
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(cfg.Root, p)
-	}
+	abs := Config{Root: cfg.Root}.abs
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -108,8 +103,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
 		return nil, err
 	}
-	common := []string{"--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-password=", "--mysql-db=sbtest",
-		"--tables=1", "--table-size=" + strconv.Itoa(cfg.TableSize), "--db-ps-mode=auto"}
+	common := Config{Tables: 1, TableSize: cfg.TableSize}.sysbenchCommon()
 	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, common...)
 	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "prepare")
 	if out, err := runCommand(ctx, prepare); err != nil {
@@ -153,11 +147,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 		if err := os.MkdirAll(confDir, 0o755); err != nil {
 			return results, err
 		}
-		argv := []string{abs(cfg.ObgateBin), "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport), "--config-dir", confDir}
-		argv = append(argv, backendArgs...)
-		for _, o := range cfg.ObgateOpts {
-			argv = append(argv, "-o", o)
-		}
+		argv := obgateArgv(abs(cfg.ObgateBin), port, mport, confDir, backendArgs, cfg.ObgateOpts)
 		p, err := StartProcess("obgate-"+mode, filepath.Join(cfg.Dir, "obgate-"+mode+".log"), argv...)
 		if err != nil {
 			return results, err
