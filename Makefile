@@ -22,6 +22,7 @@ deps:
 	command -v mariadb >/dev/null 2>&1 || missing="$$missing mariadb-client"; \
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
+	command -v perf >/dev/null 2>&1 || missing="$$missing linux-perf"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

@@ -192,10 +192,19 @@ func ParseOB20Frame(b []byte) (h OB20Header, payload []byte, n int, err error) {
 		return h, nil, 0, ErrOB20Truncated
 	}
 	payload = b[OB20FrameHeaderLen : n-OB20TrailerLen]
-	if sum := binary.LittleEndian.Uint32(b[n-OB20TrailerLen:]); sum != 0 && sum != CRC32C(0, payload) {
-		return h, nil, 0, ErrOB20PayloadChecksum
+	if err = checkOB20Payload(b[:n], payload); err != nil {
+		return h, nil, 0, err
 	}
 	return h, payload, n, nil
+}
+
+// checkOB20Payload verifies the trailer of frame (exactly one frame)
+// against its payload, unless the trailer is 0.
+func checkOB20Payload(frame, payload []byte) error {
+	if sum := binary.LittleEndian.Uint32(frame[len(frame)-OB20TrailerLen:]); sum != 0 && sum != CRC32C(0, payload) {
+		return ErrOB20PayloadChecksum
+	}
+	return nil
 }
 
 // SplitOB20Payload separates a frame's payload into the extra-info block

@@ -47,16 +47,15 @@ var ErrOB20Sequence = errors.New("mysqlproto: OB20 frame out of order")
 // the request/response turn-taking of the protocol orders their use of the
 // shared sequence.
 type OB20Framer struct {
-	r      io.Reader
 	w      io.Writer
 	role   FramerRole
 	connID uint32
 	verify bool
 
 	hdr    OB20Header
-	rbuf   []byte
+	in     readAhead
 	extra  []byte
-	unread []byte
+	unread []byte // packet bytes of the last frame not yet read; borrowed from in
 
 	requestID     uint32
 	nextRequestID uint32
@@ -69,8 +68,21 @@ type OB20Framer struct {
 // server's connection id (the thread id of its handshake); a server framer
 // given 0 accepts any connection id.
 func NewOB20Framer(r io.Reader, w io.Writer, role FramerRole, connID uint32) *OB20Framer {
-	return &OB20Framer{r: r, w: w, role: role, connID: connID, verify: true,
+	return &OB20Framer{in: readAhead{r: r}, w: w, role: role, connID: connID, verify: true,
 		maxPayload: OB20MaxPayload, nextRequestID: 1}
+}
+
+// SetReadBuffer sets how frames are read. Each read asks the connection
+// for up to ahead bytes (DefaultReadAhead when ahead <= 0), or for the rest
+// of a frame larger than that, so that one read usually brings a whole
+// response; no read happens before the caller asked for bytes beyond what
+// is buffered, so at most ahead bytes (or one frame) are held per
+// connection however slowly the caller consumes them. With a pool the
+// buffer is borrowed from it while bytes are buffered and given back as
+// soon as Read has handed out the last of them; without one the framer
+// keeps its own. Call it before the first read.
+func (f *OB20Framer) SetReadBuffer(ahead int, pool BufferPool) {
+	f.in.limit, f.in.pool = ahead, pool
 }
 
 // SetVerify turns checksum verification of frames read on or off. ODP does
@@ -113,13 +125,15 @@ func (f *OB20Framer) Header() OB20Header { return f.hdr }
 // ReadFrame reads the next frame and returns its header, its extra-info
 // block (nil when absent) and its MySQL packet bytes; the slices are
 // borrowed until the next read. Packet bytes of an earlier frame not yet
-// consumed by Read are dropped.
+// consumed by Read are dropped. The frame's bytes usually arrived with an
+// earlier read (see SetReadBuffer); the header checksum is verified once,
+// the payload checksum once.
 func (f *OB20Framer) ReadFrame() (h OB20Header, extra, packets []byte, err error) {
-	f.rbuf = growLen(f.rbuf[:0], OB20FrameHeaderLen)
-	if _, err = io.ReadFull(f.r, f.rbuf); err != nil {
+	f.extra, f.unread = nil, nil
+	if err = f.in.fill(OB20FrameHeaderLen); err != nil {
 		return h, nil, nil, err
 	}
-	if h, err = ParseOB20Header(f.rbuf); err != nil {
+	if h, err = ParseOB20Header(f.in.peek(OB20FrameHeaderLen)); err != nil {
 		if !f.verify && err == ErrOB20HeaderChecksum {
 			err = nil
 		} else {
@@ -127,16 +141,17 @@ func (f *OB20Framer) ReadFrame() (h OB20Header, extra, packets []byte, err error
 		}
 	}
 	n := h.FrameLen()
-	f.rbuf = growLen(f.rbuf, n-OB20FrameHeaderLen)
-	if _, err = io.ReadFull(f.r, f.rbuf[OB20FrameHeaderLen:]); err != nil {
+	if err = f.in.fill(n); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return h, nil, nil, err
 	}
-	payload := f.rbuf[OB20FrameHeaderLen : n-OB20TrailerLen]
+	frame := f.in.peek(n)
+	f.in.consume(n)
+	payload := frame[OB20FrameHeaderLen : n-OB20TrailerLen]
 	if f.verify {
-		if _, _, _, err = ParseOB20Frame(f.rbuf); err != nil {
+		if err = checkOB20Payload(frame, payload); err != nil {
 			return h, nil, nil, err
 		}
 	}
@@ -186,6 +201,10 @@ func (f *OB20Framer) Read(p []byte) (int, error) {
 	}
 	n := copy(p, f.unread)
 	f.unread = f.unread[n:]
+	if len(f.unread) == 0 {
+		f.extra = nil
+		f.in.release()
+	}
 	return n, nil
 }
 
@@ -193,17 +212,20 @@ func (f *OB20Framer) Read(p []byte) (int, error) {
 // large frame, so that a connection that once carried one does not keep
 // the memory; call it between requests, when nothing is buffered.
 func (f *OB20Framer) ShrinkBuffers() {
-	if cap(f.rbuf) > 1<<20 && len(f.unread) == 0 {
-		f.rbuf, f.unread, f.extra = nil, nil, nil
+	if len(f.unread) == 0 {
+		f.extra = nil
+		f.in.shrink(1 << 20)
 	}
 	if cap(f.wbuf) > 1<<20 {
 		f.wbuf = nil
 	}
 }
 
-// Buffered reports how many packet bytes of the last frame are waiting to be
-// read.
-func (f *OB20Framer) Buffered() int { return len(f.unread) }
+// Buffered reports how many bytes were received and not yet read: packet
+// bytes of the last frame, and bytes read ahead of it (the start of later
+// frames, counted whole). Outside a response, anything buffered means the
+// peer sent what was not asked for.
+func (f *OB20Framer) Buffered() int { return len(f.unread) + f.in.buffered() }
 
 // Write sends p as the final part of the current request or response: as
 // one frame with OB20LastPacket, or several when p is larger than the

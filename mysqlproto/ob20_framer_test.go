@@ -229,12 +229,12 @@ func TestOB20FramerShrinkBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.unread = nil
-	if cap(r.rbuf) < 3<<20 {
-		t.Fatalf("read buffer only %d bytes after a 3 MiB frame", cap(r.rbuf))
+	if cap(r.in.buf) < 3<<20 {
+		t.Fatalf("read buffer only %d bytes after a 3 MiB frame", cap(r.in.buf))
 	}
 	r.ShrinkBuffers()
-	if cap(r.rbuf) != 0 {
-		t.Fatalf("read buffer kept %d bytes", cap(r.rbuf))
+	if cap(r.in.buf) != 0 {
+		t.Fatalf("read buffer kept %d bytes", cap(r.in.buf))
 	}
 }
 

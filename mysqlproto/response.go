@@ -85,6 +85,8 @@ type ResponseScanner struct {
 	status   ServerStatus
 	isErr    bool
 	packet   []byte
+	ok       OK   // the last terminator decoded as an OK, when okValid
+	okValid  bool // ok holds the packet behind the last ScanTerminator
 	stmtID   uint32
 	nParams  uint16
 	nColumns uint16
@@ -123,6 +125,14 @@ func (s *ResponseScanner) Status() ServerStatus { return s.status }
 
 // IsErr reports whether the last terminator was an ERR packet.
 func (s *ResponseScanner) IsErr() bool { return s.isErr }
+
+// OK returns the packet behind the last ScanTerminator decoded as an OK,
+// with session-state tracking (the layout OceanBase servers and obgate's
+// server sessions use), and true, when it was an OK or the OK-style EOF of
+// DEPRECATE_EOF; its slices are borrowed like Packet's. The scanner decodes
+// it anyway for the server status, so a caller that needs more of it does
+// not decode it again.
+func (s *ResponseScanner) OK() (OK, bool) { return s.ok, s.okValid }
 
 // Packet returns the payload of the packet behind the last ScanTerminator,
 // ScanLocalInfile or ScanAuthContinue event, borrowed from Scan's input.
@@ -314,6 +324,7 @@ func (s *ResponseScanner) inspect(p []byte) (ev ScanEvent, stop bool) {
 		}
 		if s.phase == phDone {
 			s.packet, s.isErr = p, false
+			s.ok, s.okValid = OK{}, false
 			return ScanTerminator, true
 		}
 		return 0, false
@@ -386,6 +397,7 @@ func (s *ResponseScanner) inspectPrepareOK(p []byte) (ScanEvent, bool) {
 // terminate handles an OK, EOF or ERR that ends a result.
 func (s *ResponseScanner) terminate(p []byte, isErr bool) (ScanEvent, bool) {
 	s.packet, s.isErr = p, isErr
+	s.ok, s.okValid = OK{}, false
 	s.phase = phDone
 	if isErr {
 		return ScanTerminator, true
@@ -394,6 +406,7 @@ func (s *ResponseScanner) terminate(p []byte, isErr bool) (ScanEvent, bool) {
 	case p[0] == OKHeader || (p[0] == EOFHeader && s.deprecateEOF && len(p) >= 7):
 		if ok, good := ParseOK(p, ClientSessionTrack|ClientProtocol41); good {
 			s.status = ok.Status
+			s.ok, s.okValid = ok, true
 		}
 	case p[0] == EOFHeader:
 		if eof, good := ParseEOF(p); good {

@@ -311,3 +311,48 @@ func TestScannerRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestScannerKeepsDecodedOK: the OK behind a terminator is handed out as
+// the scanner decoded it (session state included), and only for an OK.
+func TestScannerKeepsDecodedOK(t *testing.T) {
+	state := AppendSystemVariableState(nil, "autocommit", "OFF")
+	ok := OK{AffectedRows: 3, LastInsertID: 7, Status: StatusAutocommit | StatusSessionStateChange,
+		Warnings: 1, Info: []byte("Rows matched: 3"), SessionState: state}
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+		want   *OK
+	}{
+		{"ok", (&wire{seq: 1}).packet(AppendOK(nil, ok, ClientSessionTrack)).b, &ok},
+		{"err", (&wire{seq: 1}).err(1064).b, nil},
+		{"classic eof", (&wire{seq: 1}).resultSet(1, 1, false, StatusAutocommit, []byte{1, 'x'}).b, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sc ResponseScanner
+			sc.Reset(ComQuery, ClientProtocol41|ClientSessionTrack, 0)
+			b := tc.stream
+			for {
+				n, ev := sc.Scan(b)
+				b = b[n:]
+				if ev == ScanTerminator {
+					break
+				}
+				if ev != ScanNeedMore || len(b) == 0 {
+					t.Fatalf("event %d with %d bytes left", ev, len(b))
+				}
+			}
+			got, good := sc.OK()
+			if tc.want == nil {
+				if good {
+					t.Fatalf("OK() = %+v, true after a non-OK terminator", got)
+				}
+				return
+			}
+			if !good || got.AffectedRows != ok.AffectedRows || got.LastInsertID != ok.LastInsertID ||
+				got.Status != ok.Status || got.Warnings != ok.Warnings ||
+				!bytes.Equal(got.Info, ok.Info) || !bytes.Equal(got.SessionState, ok.SessionState) {
+				t.Fatalf("OK() = %+v, %v; want %+v", got, good, ok)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"obgate/mysqlproto"
@@ -16,7 +15,8 @@ import (
 // serverConn is one connection to a server (a "server session"). It is a
 // plain net.Conn read in bounded chunks: obgate reads from a server only
 // while it can write to the client, so TCP pushes back on the server when
-// a client is slow.
+// a client is slow. After the login its bytes move through a serverIO
+// (serverio.go) chosen by how the login left the connection.
 //
 // The goroutine running the owning session's command uses it; close may be
 // called from any goroutine to interrupt that command.
@@ -47,12 +47,7 @@ type serverConn struct {
 	lastUsed atomic.Int64
 	current  atomic.Bool
 
-	// Liveness peek (see alive); peekFn is b.peek, bound once.
-	rc      syscall.RawConn
-	peekFn  func(uintptr)
-	peekN   int
-	peekErr error
-	peekBuf [1]byte
+	sio serverIO // set by serverIO on first use after the login
 }
 
 // serverStmt is a client statement as prepared on one server session.
@@ -179,47 +174,28 @@ func keepAlive(idle, intvl, cnt int64) net.KeepAliveConfig {
 	}
 }
 
-// writeRequest sends one piece of a request: through the OB20 framer (the
-// first piece carries the trace info, the last the LAST flag) or as is.
-func (b *serverConn) writeRequest(p []byte, first, last bool) error {
-	if b.comp != nil {
-		if first {
-			b.comp.BeginRequest()
+// serverIO returns the session's serverIO, choosing it on first use from
+// the framing the login negotiated (ob20, comp or neither); the login sets
+// those fields before anything is sent through it.
+func (b *serverConn) serverIO() serverIO {
+	if b.sio == nil {
+		switch {
+		case b.ob20 != nil:
+			b.sio = newOB20ServerIO(b.conn, b.ob20, b.extra, b.obCaps)
+		case b.comp != nil:
+			b.sio = &compServerIO{conn: b.conn, fr: b.comp}
+		default:
+			b.sio = &plainServerIO{conn: b.conn}
 		}
-		_, err := b.comp.Write(p)
-		return err
 	}
-	if b.ob20 == nil {
-		_, err := b.conn.Write(p)
-		return err
-	}
-	if first {
-		b.ob20.BeginRequest()
-	}
-	var extra []byte
-	if first {
-		extra = b.extra
-	}
-	flags := mysqlproto.OB20NewExtraInfo
-	if !b.obCaps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
-		flags = 0
-	}
-	if last {
-		flags |= mysqlproto.OB20LastPacket
-	}
-	return b.ob20.WriteFrame(p, extra, flags)
+	return b.sio
 }
 
-// read reads response bytes: MySQL packets, unframed from OB20 when the
-// session speaks it (after both checksums were verified).
-func (b *serverConn) read(p []byte) (int, error) {
-	switch {
-	case b.ob20 != nil:
-		return b.ob20.Read(p)
-	case b.comp != nil:
-		return b.comp.Read(p)
-	}
-	return b.conn.Read(p)
+// writeRequest sends one piece of a request: through the OB20 framer (the
+// first piece carries the trace info, the last the LAST flag), the
+// compressed framer, or as is.
+func (b *serverConn) writeRequest(p []byte, first, last bool) error {
+	return b.serverIO().writeRequest(p, first, last)
 }
 
 // finishResponse consumes what the server sends after the MySQL packets of
@@ -237,3 +213,8 @@ func (b *serverConn) touch() { b.lastUsed.Store(time.Now().UnixNano()) }
 
 // lastUsedAt is when the server session last ran a statement.
 func (b *serverConn) lastUsedAt() time.Time { return time.Unix(0, b.lastUsed.Load()) }
+
+// read reads response bytes: MySQL packets, unframed from OB20 (after both
+// checksums were verified) or from the compressed protocol when the session
+// speaks one.
+func (b *serverConn) read(p []byte) (int, error) { return b.serverIO().read(p) }

@@ -89,6 +89,7 @@ func TestOBFlashBreak(t *testing.T) {
 		if err := c.Node(x).Stop(); err != nil {
 			t.Fatal(err)
 		}
+		idleServerSessions()
 		for i := 10; i < 16; i++ {
 			got := rowStrings(t, conn, fmt.Sprintf("SELECT @@time_zone, @fb, DATABASE() /* %s-%d */", mk, i))
 			if want := "[[-04:44 kept's mysql]]"; fmt.Sprint(got) != want {
@@ -129,6 +130,7 @@ func TestOBFlashBreakPrepared(t *testing.T) {
 		if err := c.Node(x).Stop(); err != nil {
 			t.Fatal(err)
 		}
+		idleServerSessions()
 		for i := range 3 {
 			if err := st.QueryRowContext(ctx, i).Scan(&n); err != nil || n != i*3 {
 				t.Errorf("execution %d after node %s stopped: %d, %v", i, x, n, err)
@@ -150,6 +152,7 @@ func TestOBFlashBreakPrepared(t *testing.T) {
 		if err := c.Node(y).Stop(); err != nil {
 			t.Fatal(err)
 		}
+		idleServerSessions()
 		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'held') /* %s-insert */", key, mk))
 		execCtx(t, conn, fmt.Sprintf("COMMIT /* %s-commit */", mk))
 		b, ins, cm := entryFor(t, c, mk+"-begin "), entryFor(t, c, mk+"-insert "), entryFor(t, c, mk+"-commit ")

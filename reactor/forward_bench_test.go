@@ -19,14 +19,16 @@ import (
 	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/reactor"
+	"obgate/route"
 )
 
 // These benchmarks measure obgate's per-statement path in process: a
-// client sends a small COM_QUERY through a reactor.Server (mysql routing
-// mode) to a fake MySQL server that answers with a canned one-row result.
-// The fake server and the client work on precomputed bytes and fixed
-// buffers and allocate nothing per statement, so every allocation counted
-// is obgate's.
+// client sends a small COM_QUERY through a reactor.Server to a fake server
+// that answers with a canned one-row result: a MySQL server in mysql
+// routing mode, an OceanBase one speaking OB 2.0 (fakeob_test.go) in
+// OceanBase mode. The fake servers and the client work on precomputed
+// bytes and fixed buffers and allocate nothing per statement, so every
+// allocation counted is obgate's.
 
 var forwardModes = []string{"netpoll", "net"}
 
@@ -139,30 +141,66 @@ func (f *fakeMySQL) serve(c net.Conn) {
 
 // forwardEnv is obgate in front of a fake server.
 type forwardEnv struct {
-	fake *fakeMySQL
-	srv  *reactor.Server
-	addr string
+	srv      *reactor.Server
+	addr     string
+	user     string // login name through obgate
+	response []byte // what the fake answers a COM_QUERY with
 }
 
+// newForwardEnv starts obgate in mysql routing mode in front of a fake
+// MySQL server.
 func newForwardEnv(tb testing.TB, mode string) *forwardEnv {
 	tb.Helper()
 	fake := startFakeMySQL(tb)
-	cfg := config.Default()
-	for _, kv := range [][2]string{
+	env := startForwardProxy(tb, nil, [][2]string{
 		{"server_routing_mode", "mysql"},
 		{"rootservice_list", fake.addr()},
 		{"client_io_mode", mode},
-	} {
+	})
+	env.user, env.response = "bench", fake.response
+	return env
+}
+
+// newForwardOBEnv starts obgate in OceanBase mode (OB 2.0 to the server)
+// in front of a fake one-node OceanBase cluster.
+func newForwardOBEnv(tb testing.TB, mode string) *forwardEnv {
+	tb.Helper()
+	fake := startFakeOB(tb)
+	settings := [][2]string{
+		{"server_routing_mode", "oceanbase"},
+		{"rootservice_list", fake.addr()},
+		{"rootservice_cluster_name", fakeOBCluster},
+		{"client_io_mode", mode},
+	}
+	env := startForwardProxy(tb, func(store *config.Store) *route.Clusters {
+		cs, err := route.NewClusters(store, slog.New(slog.DiscardHandler))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(cs.Close)
+		return cs
+	}, settings)
+	env.user, env.response = "bench@"+fakeOBTenant+"#"+fakeOBCluster, fake.response
+	return env
+}
+
+// startForwardProxy starts a reactor.Server with settings on a loopback
+// port; clusters, when not nil, builds its OceanBase cluster resources.
+func startForwardProxy(tb testing.TB, clusters func(*config.Store) *route.Clusters, settings [][2]string) *forwardEnv {
+	tb.Helper()
+	cfg := config.Default()
+	for _, kv := range settings {
 		var err error
 		if cfg, err = cfg.With(kv[0], kv[1]); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	srv, err := reactor.NewServer(reactor.Options{
-		Config:  config.NewStore(cfg),
-		Logger:  slog.New(slog.DiscardHandler),
-		Version: "bench",
-	})
+	store := config.NewStore(cfg)
+	opts := reactor.Options{Config: store, Logger: slog.New(slog.DiscardHandler), Version: "bench"}
+	if clusters != nil {
+		opts.Clusters = clusters(store)
+	}
+	srv, err := reactor.NewServer(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,7 +220,7 @@ func newForwardEnv(tb testing.TB, mode string) *forwardEnv {
 			tb.Errorf("serve: %v", err)
 		}
 	})
-	return &forwardEnv{fake: fake, srv: srv, addr: ln.Addr().String()}
+	return &forwardEnv{srv: srv, addr: ln.Addr().String()}
 }
 
 // fwdClient sends a precomputed COM_QUERY and reads the known response
@@ -199,7 +237,7 @@ func (e *forwardEnv) dial(tb testing.TB) *fwdClient {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := mysqlproto.Dial(ctx, e.addr, mysqlproto.ClientOptions{User: "bench"})
+	c, err := mysqlproto.Dial(ctx, e.addr, mysqlproto.ClientOptions{User: e.user})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -208,7 +246,7 @@ func (e *forwardEnv) dial(tb testing.TB) *fwdClient {
 		tb.Fatalf("%d unexpected bytes after the login", c.Reader().Buffered())
 	}
 	q, _ := mysqlproto.AppendPacket(nil, 0, append([]byte{byte(mysqlproto.ComQuery)}, "SELECT 1"...))
-	cl := &fwdClient{c: c, conn: c.Conn(), query: q, want: e.fake.response, resp: make([]byte, len(e.fake.response))}
+	cl := &fwdClient{c: c, conn: c.Conn(), query: q, want: e.response, resp: make([]byte, len(e.response))}
 	if err := cl.roundTrip(); err != nil {
 		tb.Fatal(err)
 	}
@@ -227,12 +265,21 @@ func (cl *fwdClient) roundTrip() error {
 	return err
 }
 
-// BenchmarkForward measures one small statement through obgate, per
-// client I/O mode: one client, then one client per parallel goroutine.
-func BenchmarkForward(b *testing.B) {
+// BenchmarkForward measures one small statement through obgate in mysql
+// routing mode, per client I/O mode: one client, then one client per
+// parallel goroutine.
+func BenchmarkForward(b *testing.B) { benchForward(b, newForwardEnv) }
+
+// BenchmarkForwardOB is BenchmarkForward in OceanBase mode: obgate speaks
+// OB 2.0 to a fake one-node cluster (fakeob_test.go), so each statement
+// takes the OceanBase-mode path: server choice, liveness check, OB 2.0
+// framing both ways with both checksums, and the query timeout.
+func BenchmarkForwardOB(b *testing.B) { benchForward(b, newForwardOBEnv) }
+
+func benchForward(b *testing.B, newEnv func(testing.TB, string) *forwardEnv) {
 	for _, mode := range forwardModes {
 		b.Run(mode, func(b *testing.B) {
-			env := newForwardEnv(b, mode)
+			env := newEnv(b, mode)
 			cl := env.dial(b)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -242,7 +289,7 @@ func BenchmarkForward(b *testing.B) {
 			}
 		})
 		b.Run(mode+"-parallel", func(b *testing.B) {
-			env := newForwardEnv(b, mode)
+			env := newEnv(b, mode)
 			const perProc = 4 // b.SetParallelism
 			clients := make([]*fwdClient, perProc*runtime.GOMAXPROCS(0))
 			for i := range clients {
@@ -265,40 +312,53 @@ func BenchmarkForward(b *testing.B) {
 	}
 }
 
+// forwardRoutingModes are the environments TestForwardAllocs checks:
+// obgate in each routing mode in front of its fake server.
+var forwardRoutingModes = []struct {
+	name   string
+	newEnv func(testing.TB, string) *forwardEnv
+}{
+	{"mysql", newForwardEnv},
+	{"oceanbase", newForwardOBEnv},
+}
+
 // TestForwardAllocs fails if obgate allocates on the steady-state path of
-// a small statement, and then lists where it allocates.
+// a small statement, in either routing mode and either client I/O mode,
+// and then lists where it allocates.
 func TestForwardAllocs(t *testing.T) {
 	if raceEnabled() {
 		t.Skip("the race detector drops sync.Pool entries on purpose, so pooled buffers allocate")
 	}
 	const warmup, runs = 2000, 2000
-	for _, mode := range forwardModes {
-		t.Run(mode, func(t *testing.T) {
-			env := newForwardEnv(t, mode)
-			cl := env.dial(t)
-			var failed error
-			roundTrip := func() {
-				if err := cl.roundTrip(); err != nil && failed == nil {
-					failed = err
+	for _, rm := range forwardRoutingModes {
+		for _, mode := range forwardModes {
+			t.Run(rm.name+"/"+mode, func(t *testing.T) {
+				env := rm.newEnv(t, mode)
+				cl := env.dial(t)
+				var failed error
+				roundTrip := func() {
+					if err := cl.roundTrip(); err != nil && failed == nil {
+						failed = err
+					}
 				}
-			}
-			sites := profileAllocs(func() {
-				for range warmup {
-					roundTrip()
+				sites := profileAllocs(func() {
+					for range warmup {
+						roundTrip()
+					}
+				}, func() float64 { return testing.AllocsPerRun(runs, roundTrip) })
+				if failed != nil {
+					t.Fatal(failed)
 				}
-			}, func() float64 { return testing.AllocsPerRun(runs, roundTrip) })
-			if failed != nil {
-				t.Fatal(failed)
-			}
-			// netpoll v0.7.2 builds a task closure each time a request
-			// wakes an idle connection (connection_onevent.go, onProcess);
-			// that one allocation is netpoll's, not obgate's path.
-			dispatch := float64(sites.objectsIn("cloudwego/netpoll.(*connection).onProcess")) / runs
-			if own := sites.perRun - dispatch; own > 0.01 || dispatch > 1.01 {
-				t.Errorf("%s: %.2f allocations per statement (%.2f in netpoll's dispatch), want 0 on obgate's path and at most 1 in netpoll's dispatch. Where (objects per statement over %d statements; innermost frame first):\n%s",
-					mode, sites.perRun, dispatch, runs, sites.describe(runs))
-			}
-		})
+				// netpoll v0.7.2 builds a task closure each time a request
+				// wakes an idle connection (connection_onevent.go, onProcess);
+				// that one allocation is netpoll's, not obgate's path.
+				dispatch := float64(sites.objectsIn("cloudwego/netpoll.(*connection).onProcess")) / runs
+				if own := sites.perRun - dispatch; own > 0.01 || dispatch > 1.01 {
+					t.Errorf("%s/%s: %.2f allocations per statement (%.2f in netpoll's dispatch), want 0 on obgate's path and at most 1 in netpoll's dispatch. Where (objects per statement over %d statements; innermost frame first):\n%s",
+						rm.name, mode, sites.perRun, dispatch, runs, sites.describe(runs))
+				}
+			})
+		}
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 // server feedback), and rewrites that report into what a MySQL client
 // reads: one variable per entry, without OceanBase's feedback variables and
 // user variables, or nothing at all for a client that does not track
-// session state. It returns the buffer (a bigger one when the packet grew)
+// session state. The OK is the one the scanner decoded; clientOK rewrites
+// it from that. It returns the buffer (a bigger one when the packet grew)
 // and the shifted positions.
 func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	sc := &s.scanner
@@ -31,7 +32,7 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	if p[0] != mysqlproto.OKHeader || !st.Has(mysqlproto.StatusSessionStateChange) {
 		return buf, dec, end
 	}
-	ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack)
+	ok, good := sc.OK() // decoded once, by the scanner
 	if !good {
 		return buf, dec, end
 	}

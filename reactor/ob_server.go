@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"obgate/mysqlproto"
 )
 
@@ -223,41 +221,6 @@ func traceInfo(clientIP string, newFormat bool) []byte {
 		return mysqlproto.AppendOB20ExtraItem(nil, mysqlproto.OB20ExtraTraceInfo, v)
 	}
 	return mysqlproto.AppendOB20ExtraOldItem(nil, mysqlproto.OB20ExtraKeyTraceInfo, v)
-}
-
-// alive reports whether an idle server session's connection still stands:
-// a non-blocking peek sees EOF or an error when the server closed it. This
-// is what keeps a broken idle server session from ever carrying a request
-// (flash-break avoidance).
-func (b *serverConn) alive() bool {
-	if b.closed.Load() || b.peerGone.Load() {
-		return false
-	}
-	if (b.ob20 != nil && b.ob20.Buffered() > 0) || (b.comp != nil && b.comp.Buffered() > 0) {
-		return false // bytes outside a response: out of step
-	}
-	if b.rc == nil {
-		rc, err := b.conn.(*net.TCPConn).SyscallConn()
-		if err != nil {
-			return false
-		}
-		b.rc = rc
-		b.peekFn = b.peek
-	}
-	if err := b.rc.Control(b.peekFn); err != nil {
-		return false
-	}
-	switch {
-	case b.peekErr == unix.EAGAIN:
-		return true
-	case b.peekErr != nil, b.peekN == 0:
-		return false // reset, or EOF
-	}
-	return false // the server sent something unasked: an error before closing
-}
-
-func (b *serverConn) peek(fd uintptr) {
-	b.peekN, _, b.peekErr = unix.Recvfrom(int(fd), b.peekBuf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 }
 
 // errServerState reports a server ERR on one of obgate's own sync steps.

@@ -10,6 +10,7 @@ const (
 	KindDirect  = "direct"  // sysbench straight to MariaDB
 	KindHAProxy = "haproxy" // through HAProxy in TCP mode
 	KindObgate  = "obgate"  // through an obgate process
+	KindOBSim   = "obsim"   // sysbench straight to the node of a simulated OceanBase cluster
 )
 
 // TargetInfo describes one endpoint sysbench ran against.
@@ -18,7 +19,24 @@ type TargetInfo struct {
 	Kind    string   `json:"kind"`
 	Port    int      `json:"port"`
 	Command []string `json:"command,omitempty"` // how the proxy was started
+	// User is the login name sysbench uses; empty means root.
+	User string `json:"user,omitempty"`
+	// Mode is ModeOceanBase for the targets in front of obsim (obsim
+	// itself and obgate in OceanBase mode), empty for those in front of
+	// MariaDB.
+	Mode string `json:"mode,omitempty"`
 }
+
+func (t TargetInfo) user() string {
+	if t.User == "" {
+		return "root"
+	}
+	return t.User
+}
+
+// IsProxy reports whether the target is a proxy process whose CPU time
+// and system calls are measured.
+func (t TargetInfo) IsProxy() bool { return t.Kind == KindHAProxy || t.Kind == KindObgate }
 
 // Measurement is one measured sysbench run: a workload, a thread count and a target.
 type Measurement struct {
@@ -41,6 +59,14 @@ type Measurement struct {
 	MariaDBCPUUsPerQuery Num `json:"mariadb_cpu_us_per_query"`
 	ClientCPUSeconds     Num `json:"sysbench_cpu_s"`
 	ClientCPUUsPerQuery  Num `json:"sysbench_cpu_us_per_query"`
+
+	// System calls of the proxy process (all threads) during the measured
+	// run, counted by the kernel (perf stat -e raw_syscalls:sys_enter -p),
+	// and divided by the queries; absent for direct runs and when perf
+	// could not count, which SyscallError then says.
+	ProxySyscalls         int64  `json:"proxy_syscalls,omitempty"`
+	ProxySyscallsPerQuery Num    `json:"proxy_syscalls_per_query"`
+	SyscallError          string `json:"syscall_error,omitempty"`
 }
 
 // Cell aggregates the rounds of one (workload, threads, target): each figure
@@ -62,6 +88,9 @@ type Cell struct {
 	ProxyCPUUsPerQuery   Num    `json:"proxy_cpu_us_per_query"`
 	MariaDBCPUUsPerQuery Num    `json:"mariadb_cpu_us_per_query"`
 	ClientCPUUsPerQuery  Num    `json:"sysbench_cpu_us_per_query"`
+	// ProxySyscallsPerQuery is the median of the rounds' proxy system
+	// calls per query.
+	ProxySyscallsPerQuery Num `json:"proxy_syscalls_per_query"`
 }
 
 // Settings are the parameters of a suite run, recorded with its results.
@@ -79,6 +108,10 @@ type Settings struct {
 	BufferPoolSize int64           `json:"innodb_buffer_pool_size"`
 	HAProxy        HAProxySettings `json:"haproxy"`
 	HAProxyConfig  string          `json:"haproxy_config,omitempty"`
+	// SyscallCounter is how the proxies' system calls were counted
+	// (CounterPerf), or empty when they were not.
+	SyscallCounter string `json:"syscall_counter,omitempty"`
+	OBSimTopology  string `json:"obsim_topology,omitempty"`
 }
 
 // Summary is everything summary.json holds and the report is made from.
@@ -121,7 +154,7 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 		for _, th := range threads {
 			for _, t := range targets {
 				c := Cell{Workload: w, Threads: th, Target: t.Name, Kind: t.Kind}
-				var qps, tps, p95, p99, pcpu, mcpu, ccpu []Num
+				var qps, tps, p95, p99, pcpu, mcpu, ccpu, psys []Num
 				for _, r := range runs {
 					if r.Workload != w || r.Threads != th || r.Target != t.Name {
 						continue
@@ -141,6 +174,7 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 					pcpu = append(pcpu, r.ProxyCPUUsPerQuery)
 					mcpu = append(mcpu, r.MariaDBCPUUsPerQuery)
 					ccpu = append(ccpu, r.ClientCPUUsPerQuery)
+					psys = append(psys, r.ProxySyscallsPerQuery)
 					c.IgnoredErrors += r.Stats.IgnoredErrors
 					c.Reconnects += r.Stats.Reconnects
 				}
@@ -150,6 +184,7 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 				c.QPS, c.TPS = median(qps), median(tps)
 				c.P95Ms, c.P99Ms = median(p95), median(p99)
 				c.ProxyCPUUsPerQuery, c.MariaDBCPUUsPerQuery, c.ClientCPUUsPerQuery = median(pcpu), median(mcpu), median(ccpu)
+				c.ProxySyscallsPerQuery = median(psys)
 				cells = append(cells, c)
 			}
 		}

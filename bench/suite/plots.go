@@ -35,7 +35,7 @@ func WritePlots(s *Summary, dir string) ([]Plot, error) {
 
 		var proxies []TargetInfo
 		for _, t := range s.Targets {
-			if t.Kind != KindDirect {
+			if t.IsProxy() {
 				proxies = append(proxies, t)
 			}
 		}

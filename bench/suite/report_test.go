@@ -268,3 +268,61 @@ func TestTuningArgs(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// TestRenderReportOceanBase: obgate in OceanBase mode is compared with
+// obsim (not with MariaDB or HAProxy), obsim gets no proxy columns, and
+// every proxy gets its system calls per query.
+func TestRenderReportOceanBase(t *testing.T) {
+	ps, err := ParseSysbench(readTestdata(t, "oltp_read_write-histogram.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []TargetInfo{
+		{Name: "direct", Kind: KindDirect},
+		{Name: "obgate", Kind: KindObgate},
+		{Name: "obsim", Kind: KindOBSim, Mode: ModeOceanBase, User: OBDirectUser},
+		{Name: "obgate-ob", Kind: KindObgate, Mode: ModeOceanBase, User: OBUser},
+	}
+	scale := map[string]float64{"direct": 1, "obgate": 0.5, "obsim": 0.8, "obgate-ob": 0.4}
+	syscalls := map[string]Num{"obgate": 4.75, "obgate-ob": 5.126}
+	var runs []Measurement
+	for _, tg := range targets {
+		r := Measurement{Workload: "oltp_read_write", Threads: 8, Target: tg.Name, Kind: tg.Kind, Round: 1, Stats: ps,
+			ProxyCPUUsPerQuery: NaN, ProxySyscallsPerQuery: NaN}
+		r.Stats.QPS = 1000 * scale[tg.Name]
+		if tg.IsProxy() {
+			r.ProxyCPUUsPerQuery, r.ProxySyscallsPerQuery = 30, syscalls[tg.Name]
+		}
+		runs = append(runs, r)
+	}
+	s := &Summary{
+		Settings: Settings{Workloads: []string{"oltp_read_write"}, Threads: []int{8}, SyscallCounter: CounterPerf},
+		Targets:  targets,
+	}
+	s.Cells = Summarize(runs, s.Settings.Workloads, s.Settings.Threads, targets)
+	if c := s.Cell("oltp_read_write", 8, "obgate-ob"); c.ProxySyscallsPerQuery != 5.126 {
+		t.Errorf("median syscalls %v", c.ProxySyscallsPerQuery)
+	}
+	md := RenderReport(s, nil, ReportLinks{})
+	head := lineStarting(md, "| threads | direct QPS")
+	for _, want := range []string{"| obgate CPU µs/q | obgate syscalls/q |", "| obsim QPS | obsim p95 ms | obsim p99 ms | obgate-ob QPS |",
+		"| obgate-ob syscalls/q |", "| obgate/direct QPS | obgate-ob/obsim QPS |"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("header %q lacks %q", head, want)
+		}
+	}
+	for _, unwanted := range []string{"obsim CPU", "obsim syscalls", "obgate-ob/direct", "obsim/direct"} {
+		if strings.Contains(head, unwanted) {
+			t.Errorf("header %q has %q", head, unwanted)
+		}
+	}
+	row := lineStarting(md, "| 8 |")
+	for _, want := range []string{"| 30.0 | 4.75 |", "| 30.0 | 5.13 |", "| 0.50 | 0.50 |"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row %q lacks %q", row, want)
+		}
+	}
+	if !strings.Contains(md, "raw_syscalls:sys_enter") || !strings.Contains(md, "simulated OceanBase cluster") {
+		t.Error("the report does not say how system calls were counted or what the OceanBase targets are")
+	}
+}

@@ -27,13 +27,21 @@ const (
 	TargetDirect  = "direct"
 	TargetHAProxy = "haproxy"
 	TargetObgate  = "obgate"
+	// TargetOBSim is sysbench straight to the node of a one-node obsim
+	// cluster keeping its data in the suite's MariaDB: the reference for
+	// OceanBase mode.
+	TargetOBSim = "obsim"
+	// TargetObgateOB is obgate in OceanBase mode in front of that cluster.
+	TargetObgateOB = "obgate-ob"
 )
 
 // ExtraTarget is another obgate process, started with extra arguments after
-// the standard ones (e.g. "-o", "client_io_mode=net").
+// the standard ones (e.g. "-o", "client_io_mode=net"); in OceanBase mode
+// (in front of obsim) when OceanBase is set.
 type ExtraTarget struct {
-	Name string
-	Args []string
+	Name      string
+	Args      []string
+	OceanBase bool
 }
 
 // Config is one suite run.
@@ -43,6 +51,7 @@ type Config struct {
 	Targets     []string // names to run, in column order
 	Extras      []ExtraTarget
 	ObgateBin   string
+	OBSimBin    string   // for the OceanBase-mode targets
 	ObgateOpts  []string // extra "-o" values for every obgate target
 	SysbenchBin string
 	HAProxyBin  string
@@ -66,6 +75,10 @@ type Config struct {
 
 	StartTimeout time.Duration // per proxy start
 	Log          io.Writer     // progress lines
+
+	// SyscallCounter counts the proxies' system calls during each measured
+	// run: CounterPerf, or "" for not at all.
+	SyscallCounter string
 }
 
 // target is a running endpoint.
@@ -129,14 +142,28 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	common := cfg.sysbenchCommon()
 	logf("sysbench prepare: %d tables × %d rows", cfg.Tables, cfg.TableSize)
 	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, common...)
-	prepare = append(prepare, "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(cfg.Tables, 4)), "prepare")
+	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(cfg.Tables, 4)), "prepare")
 	out, perr := runCommand(ctx, prepare)
 	_ = os.WriteFile(filepath.Join(outDir, "raw", "prepare.txt"), out, 0o644)
 	if perr != nil {
 		return fmt.Errorf("sysbench prepare: %w\n%s", perr, tailString(string(out), 20))
 	}
 
-	targets, tcleanup, err := startTargets(ctx, cfg, srv, outDir, &env, logf)
+	var sim *OBSim
+	if cfg.needsOBSim() {
+		logf("starting obsim (one node, data in MariaDB)")
+		if sim, err = StartOBSim(ctx, cfg.OBSimBin, outDir, srv.DSN("root", "", ""), cfg.StartTimeout); err != nil {
+			return err
+		}
+		cleanups = append(cleanups, func() {
+			if err := sim.Proc.Stop(10 * time.Second); err != nil {
+				logf("stopping obsim: %v", err)
+			}
+		})
+		logf("obsim node on %s (pid %d)", sim.Addr(), sim.Proc.PID())
+	}
+
+	targets, tcleanup, err := startTargets(ctx, cfg, srv, sim, outDir, &env, logf)
 	cleanups = append(cleanups, tcleanup)
 	if err != nil {
 		return err
@@ -153,7 +180,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			MariaDBArgs:    tuningArgs(srv.Args()),
 			BufferPoolSize: cfg.BufferPoolSize,
 			HAProxy:        cfg.HAProxy,
+			SyscallCounter: cfg.SyscallCounter,
 		},
+	}
+	if sim != nil {
+		summary.Settings.OBSimTopology = string(obsimTopology())
 	}
 	for _, t := range targets {
 		summary.Targets = append(summary.Targets, t.TargetInfo)
@@ -278,8 +309,13 @@ func checkConfig(cfg *Config) error {
 		}
 		seen[name] = true
 		if kindOf(*cfg, name) == "" {
-			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate and names given with --target)", name)
+			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate, obsim, obgate-ob and names given with --target or --ob-target)", name)
 		}
+	}
+	switch cfg.SyscallCounter {
+	case "", CounterPerf:
+	default:
+		return fmt.Errorf("syscall counter %q: want %s or none", cfg.SyscallCounter, CounterPerf)
 	}
 	var err error
 	if cfg.SysbenchBin, err = exec.LookPath(orDefault(cfg.SysbenchBin, "sysbench")); err != nil {
@@ -303,7 +339,39 @@ func checkConfig(cfg *Config) error {
 		}
 		cfg.ObgateBin = bin
 	}
+	if cfg.needsOBSim() {
+		bin := cfg.abs(orDefault(cfg.OBSimBin, "bin/obsim"))
+		st, err := os.Stat(bin)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("obsim binary %s not found or not executable: build it first (make build), pass --obsim, or leave the OceanBase-mode targets out", bin)
+		}
+		cfg.OBSimBin = bin
+	}
 	return nil
+}
+
+// oceanBase reports whether target name runs in front of obsim.
+func (cfg Config) oceanBase(name string) bool {
+	switch name {
+	case TargetOBSim, TargetObgateOB:
+		return true
+	}
+	for _, e := range cfg.Extras {
+		if e.Name == name {
+			return e.OceanBase
+		}
+	}
+	return false
+}
+
+// needsOBSim reports whether any target runs in front of obsim.
+func (cfg Config) needsOBSim() bool {
+	for _, name := range cfg.Targets {
+		if cfg.oceanBase(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // kindOf returns the kind of the target called name, or "" if there is no
@@ -314,8 +382,10 @@ func kindOf(cfg Config, name string) string {
 		return KindDirect
 	case TargetHAProxy:
 		return KindHAProxy
-	case TargetObgate:
+	case TargetObgate, TargetObgateOB:
 		return KindObgate
+	case TargetOBSim:
+		return KindOBSim
 	}
 	for _, e := range cfg.Extras {
 		if e.Name == name {
@@ -337,7 +407,6 @@ func (cfg Config) sysbenchCommon() []string {
 	return []string{
 		"--db-driver=mysql",
 		"--mysql-host=127.0.0.1",
-		"--mysql-user=root",
 		"--mysql-password=",
 		"--mysql-db=sbtest",
 		"--tables=" + strconv.Itoa(cfg.Tables),
@@ -347,8 +416,10 @@ func (cfg Config) sysbenchCommon() []string {
 }
 
 // startTargets starts the proxies in the order of cfg.Targets and waits
-// until each accepts a MySQL login. The returned cleanup stops them.
-func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir string, env *Environment, logf func(string, ...any)) ([]target, func(), error) {
+// until each accepts a MySQL login. sim is the obsim cluster of the
+// OceanBase-mode targets (nil when there are none). The returned cleanup
+// stops them.
+func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OBSim, outDir string, env *Environment, logf func(string, ...any)) ([]target, func(), error) {
 	var targets []target
 	cleanup := func() {
 		for i := len(targets) - 1; i >= 0; i-- {
@@ -362,9 +433,16 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir 
 	backend := srv.Addr()
 	for _, name := range cfg.Targets {
 		t := target{TargetInfo: TargetInfo{Name: name, Kind: kindOf(cfg, name)}}
+		if cfg.oceanBase(name) {
+			t.Mode, t.User = ModeOceanBase, OBUser
+		}
 		switch t.Kind {
 		case KindDirect:
 			t.Port = srv.Port()
+		case KindOBSim:
+			_, port, _ := net.SplitHostPort(sim.Addr())
+			t.Port, _ = strconv.Atoi(port)
+			t.User = OBDirectUser
 		case KindHAProxy:
 			port, err := freePort()
 			if err != nil {
@@ -388,11 +466,11 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir 
 			if err := os.MkdirAll(confDir, 0o755); err != nil {
 				return targets, cleanup, err
 			}
-			argv := []string{cfg.ObgateBin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport),
-				"-r", backend, "-o", "server_routing_mode=mysql", "--config-dir", confDir}
-			for _, o := range cfg.ObgateOpts {
-				argv = append(argv, "-o", o)
+			servers := []string{"-r", backend, "-o", "server_routing_mode=mysql"}
+			if t.Mode == ModeOceanBase {
+				servers = []string{"-r", sim.RSList, "-c", OBCluster}
 			}
+			argv := obgateArgv(cfg.ObgateBin, port, mport, confDir, servers, cfg.ObgateOpts)
 			for _, e := range cfg.Extras {
 				if e.Name == name {
 					argv = append(argv, e.Args...)
@@ -409,23 +487,43 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, outDir 
 			}
 		}
 		targets = append(targets, t)
-		if t.proc != nil {
+		if t.proc != nil || t.Kind == KindOBSim {
 			begin := time.Now()
 			if err := waitLogin(ctx, t, cfg.StartTimeout); err != nil {
 				return targets, cleanup, err
 			}
-			logf("%s on 127.0.0.1:%d (pid %d) accepts logins after %v", name, t.Port, t.proc.PID(), time.Since(begin).Round(time.Millisecond))
+			logf("%s on 127.0.0.1:%d accepts logins as %s after %v", name, t.Port, t.user(), time.Since(begin).Round(time.Millisecond))
 		}
 	}
 	return targets, cleanup, nil
 }
 
-// waitLogin polls a root login to sbtest through t until it works, the
-// process exits or timeout passes.
+// obgateArgv is how the suites start obgate: on 127.0.0.1:port with
+// metrics on mport, configuration in confDir, servers (the -r/-c/-o
+// arguments that say where the servers are and the routing mode), then
+// one -o per opts entry.
+func obgateArgv(bin string, port, mport int, confDir string, servers, opts []string) []string {
+	argv := []string{bin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport), "--config-dir", confDir}
+	argv = append(argv, servers...)
+	for _, o := range opts {
+		argv = append(argv, "-o", o)
+	}
+	return argv
+}
+
+// waitLogin polls a login to sbtest through t until it works, the process
+// exits or timeout passes.
 func waitLogin(ctx context.Context, t target, timeout time.Duration) error {
+	return WaitLogin(ctx, t.Name, t.Port, t.user(), t.proc, timeout)
+}
+
+// WaitLogin polls a login as user (no password) to database sbtest on
+// 127.0.0.1:port until it works, proc (when not nil) exits or timeout
+// passes.
+func WaitLogin(ctx context.Context, name string, port int, user string, proc *Process, timeout time.Duration) error {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.DBName = "root", "tcp", "sbtest"
-	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	cfg.User, cfg.Net, cfg.DBName = user, "tcp", "sbtest"
+	cfg.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
 	cfg.Logger = &mysql.NopLogger{}
 	conn, err := mysql.NewConnector(cfg)
@@ -446,11 +544,17 @@ func waitLogin(ctx context.Context, t target, timeout time.Duration) error {
 		if last == nil {
 			return nil
 		}
+		var exited <-chan struct{}
+		logTail := func() string { return "" }
+		if proc != nil {
+			exited = proc.Exited()
+			logTail = func() string { return tailString(readFile(proc.LogPath), 30) }
+		}
 		select {
-		case <-t.proc.Exited():
-			return fmt.Errorf("%s exited during start-up: %v\n%s", t.Name, t.proc.ExitError(), tailString(readFile(t.proc.LogPath), 30))
+		case <-exited:
+			return fmt.Errorf("%s exited during start-up: %v\n%s", name, proc.ExitError(), logTail())
 		case <-ctx.Done():
-			return fmt.Errorf("%s on %s did not accept a MySQL login within %v: %v\n%s", t.Name, cfg.Addr, timeout, last, tailString(readFile(t.proc.LogPath), 30))
+			return fmt.Errorf("%s on %s did not accept a MySQL login as %s within %v: %v\n%s", name, cfg.Addr, user, timeout, last, logTail())
 		case <-tick.C:
 		}
 	}
@@ -463,6 +567,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 		ProxyCPUSeconds: NaN, ProxyCPUUsPerQuery: NaN,
 		MariaDBCPUSeconds: NaN, MariaDBCPUUsPerQuery: NaN,
 		ClientCPUSeconds: NaN, ClientCPUUsPerQuery: NaN,
+		ProxySyscallsPerQuery: NaN,
 	}
 	r.Stats.P95Ms, r.Stats.P99Ms, r.Stats.PercentileMs = NaN, NaN, NaN
 	r.RawFile = filepath.ToSlash(filepath.Join("raw", strings.TrimSuffix(runFileName(r), ".json")+".txt"))
@@ -476,7 +581,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 		}
 	}
 	base := append([]string{cfg.SysbenchBin, workload}, cfg.sysbenchCommon()...)
-	base = append(base, "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
+	base = append(base, "--mysql-user="+t.user(), "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
 
 	if cfg.WarmupSeconds > 0 {
 		warm := append(append([]string(nil), base...), "--time="+strconv.Itoa(cfg.WarmupSeconds), "run")
@@ -489,7 +594,13 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	mdb0, mdbErr0 := CPUTime(srv.PID())
 	var px0 time.Duration
 	var pxErr0 error
+	var counter *SyscallCounter
+	var counterErr error
 	if t.proc != nil {
+		if cfg.SyscallCounter != "" && t.IsProxy() {
+			out := filepath.Join(outDir, "raw", strings.TrimSuffix(runFileName(r), ".json")+".syscalls.txt")
+			counter, counterErr = StartSyscallCounter(ctx, cfg.SyscallCounter, t.proc.PID(), out, []string{})
+		}
 		px0, pxErr0 = CPUTime(t.proc.PID())
 	}
 	r.Started = time.Now().UTC()
@@ -498,6 +609,13 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	runErr := cmd.Run()
+	var syscalls SyscallCount
+	if counter != nil {
+		syscalls, counterErr = counter.Stop(ctx)
+	}
+	if counterErr != nil {
+		r.SyscallError = counterErr.Error()
+	}
 	mdb1, mdbErr1 := CPUTime(srv.PID())
 	var px1 time.Duration
 	var pxErr1 error
@@ -529,6 +647,9 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	if t.proc != nil && pxErr0 == nil && pxErr1 == nil {
 		r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0)
 	}
+	if counter != nil && counterErr == nil && q > 0 {
+		r.ProxySyscalls, r.ProxySyscallsPerQuery = syscalls.Total, Num(float64(syscalls.Total)/q)
+	}
 	if ps := cmd.ProcessState; ps != nil {
 		c := ps.UserTime() + ps.SystemTime()
 		r.ClientCPUSeconds, r.ClientCPUUsPerQuery = Num(c.Seconds()), perQuery(c)
@@ -554,6 +675,11 @@ func describeRun(r Measurement) string {
 		fmtNum(r.Stats.P95Ms, 3), fmtNum(r.Stats.P99Ms, 3), fmtNum(r.MariaDBCPUUsPerQuery, 1))
 	if r.ProxyCPUUsPerQuery.Valid() {
 		s += " proxy=" + fmtNum(r.ProxyCPUUsPerQuery, 1) + "µs/q"
+	}
+	if r.ProxySyscallsPerQuery.Valid() {
+		s += " syscalls=" + fmtNum(r.ProxySyscallsPerQuery, 2) + "/q"
+	} else if r.SyscallError != "" {
+		s += " (syscalls not counted: " + firstLine(r.SyscallError) + ")"
 	}
 	if r.Stats.IgnoredErrors > 0 || r.Stats.Reconnects > 0 {
 		s += fmt.Sprintf(" errors=%d reconnects=%d", r.Stats.IgnoredErrors, r.Stats.Reconnects)

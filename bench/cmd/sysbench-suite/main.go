@@ -1,6 +1,8 @@
 // Command sysbench-suite runs sysbench against MariaDB directly, through
-// HAProxy (TCP mode) and through obgate, in one run on one machine, and
-// writes the results, charts and the sysbench section of BENCHMARKS.md.
+// HAProxy (TCP mode) and through obgate, and against a simulated OceanBase
+// cluster (obsim) directly and through obgate in OceanBase mode, in one run
+// on one machine, and writes the results, charts and the sysbench section
+// of BENCHMARKS.md.
 //
 //	go run ./bench/cmd/sysbench-suite --help
 //	go run ./bench/cmd/sysbench-suite --quick --targets direct,haproxy
@@ -50,8 +52,10 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("sysbench-suite", flag.ContinueOnError)
 	var (
-		targets     = fs.String("targets", "direct,haproxy,obgate", "comma-separated targets to run, in column order: direct, haproxy, obgate and names defined with --target")
+		targets     = fs.String("targets", "direct,haproxy,obgate,obsim,obgate-ob", "comma-separated targets to run, in column order: direct, haproxy, obgate, obsim (a simulated OceanBase node), obgate-ob (obgate in OceanBase mode in front of it) and names defined with --target or --ob-target")
 		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
+		obsimBin    = fs.String("obsim", "bin/obsim", "obsim binary for the OceanBase-mode targets (relative to the repository root)")
+		syscalls    = fs.String("syscalls", suite.CounterPerf, "count the proxies' system calls during each measured run: perf, or none")
 		workloads   = fs.String("workloads", "oltp_point_select,oltp_read_only,oltp_read_write", "comma-separated sysbench workloads")
 		threads     = fs.String("threads", "1,8,32", "comma-separated sysbench thread counts")
 		tables      = fs.Int("tables", 8, "sysbench --tables")
@@ -72,12 +76,14 @@ func run(args []string) error {
 		startWait   = fs.Duration("start-timeout", 60*time.Second, "how long a proxy may take to accept its first MySQL login")
 		root        = fs.String("root", "", "repository root (default: found from the working directory)")
 		extras      listFlag
+		obExtras    listFlag
 		obgateOpts  listFlag
 	)
 	fs.Var(&extras, "target", "extra obgate target `name=arg,arg,...`: another obgate process started with these extra arguments after the standard ones, split at commas (e.g. obgate-net=-o,client_io_mode=net); added to --targets unless that flag is given; repeatable")
+	fs.Var(&obExtras, "ob-target", "like --target, for obgate in OceanBase mode in front of obsim (`name=arg,arg,...`); repeatable")
 	fs.Var(&obgateOpts, "obgate-opt", "extra `key=value` passed as -o to every obgate target; repeatable")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sysbench-suite [flags]\n\nRuns sysbench against MariaDB directly, through HAProxy and through obgate,\nthen writes bench/results/<timestamp>/, bench/plots/ and the sysbench\nsection of BENCHMARKS.md.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sysbench-suite [flags]\n\nRuns sysbench against MariaDB directly, through HAProxy and through obgate,\nand against a simulated OceanBase node directly and through obgate in\nOceanBase mode, then writes bench/results/<timestamp>/, bench/plots/ and\nthe sysbench section of BENCHMARKS.md.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -104,6 +110,7 @@ func run(args []string) error {
 	cfg := suite.Config{
 		CommandLine:   suite.CommandLine("go run ./bench/cmd/sysbench-suite", args),
 		ObgateBin:     *obgateBin,
+		OBSimBin:      *obsimBin,
 		ObgateOpts:    obgateOpts,
 		SysbenchBin:   *sysbench,
 		HAProxyBin:    *haproxy,
@@ -134,15 +141,28 @@ func run(args []string) error {
 	if cfg.LogFileSize, err = suite.ParseSize(*logFileSize); err != nil {
 		return fmt.Errorf("--log-file-size: %w", err)
 	}
+	switch *syscalls {
+	case suite.CounterPerf:
+		cfg.SyscallCounter = suite.CounterPerf
+	case "none":
+	default:
+		return fmt.Errorf("--syscalls %q: want perf or none", *syscalls)
+	}
 	cfg.Targets = splitList(*targets)
-	for _, e := range extras {
-		name, argList, ok := strings.Cut(e, "=")
-		if !ok || name == "" || strings.ContainsAny(name, "/ ") {
-			return fmt.Errorf("--target %q: want name=arg,arg,...", e)
-		}
-		cfg.Extras = append(cfg.Extras, suite.ExtraTarget{Name: name, Args: splitList(argList)})
-		if !set["targets"] {
-			cfg.Targets = append(cfg.Targets, name)
+	for _, list := range []struct {
+		flag      string
+		values    []string
+		oceanBase bool
+	}{{"--target", extras, false}, {"--ob-target", obExtras, true}} {
+		for _, e := range list.values {
+			name, argList, ok := strings.Cut(e, "=")
+			if !ok || name == "" || strings.ContainsAny(name, "/ ") {
+				return fmt.Errorf("%s %q: want name=arg,arg,...", list.flag, e)
+			}
+			cfg.Extras = append(cfg.Extras, suite.ExtraTarget{Name: name, Args: splitList(argList), OceanBase: list.oceanBase})
+			if !set["targets"] {
+				cfg.Targets = append(cfg.Targets, name)
+			}
 		}
 	}
 

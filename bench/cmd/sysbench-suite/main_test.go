@@ -28,6 +28,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{[]string{"--targets", "direct,direct"}, "listed twice"},
 		{[]string{"--threads", "1,zero"}, "--threads"},
 		{[]string{"--target", "=x"}, "want name=arg"},
+		{[]string{"--ob-target", "a b=x"}, "want name=arg"},
+		{[]string{"--syscalls", "strace"}, "--syscalls"},
+		{[]string{"--obsim", "/nonexistent/obsim", "--targets", "direct,obsim"}, "obsim binary"},
 		{[]string{"--buffer-pool", "lots"}, "--buffer-pool"},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {

@@ -1,0 +1,68 @@
+package reactor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"obgate/internal/testkit"
+	"obgate/mysqlproto"
+	"obgate/reactor"
+)
+
+// idleServerSessions waits until every server session has been idle long
+// enough for obgate to peek at it before its next statement: a session
+// used less than reactor.PeekIdleAfter ago is not peeked at, and a break
+// inside that window is caught by the relay instead (see
+// TestOBFlashBreakInsideWindow). It waits twice that long; nothing depends
+// on how fast the test runs.
+func idleServerSessions() { time.Sleep(2 * reactor.PeekIdleAfter) }
+
+// TestOBFlashBreakInsideWindow stops the node of a server session right
+// after a statement used it, so that obgate may send the next statement
+// without peeking at the session first. That statement either runs on
+// another node (the peek ran after all, on a machine slow enough for the
+// window to pass) or fails with ERR 2013 before any of its answer reached
+// the client; either way the client session goes on, with its state, on
+// another node.
+func TestOBFlashBreakInsideWindow(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	forEachMode(t, func(t *testing.T, mode string) {
+		resetOBSim(t, c)
+		p := startOBProxy(t, c, mode)
+		_, conn := obConn(t, p)
+		mk := newMarker("window")
+		execCtx(t, conn, fmt.Sprintf("SET @w = 'kept' /* %s-set */", mk))
+		rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
+		x := entryFor(t, c, mk+"-0 ").Node
+		if err := c.Node(x).Stop(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+		defer cancel()
+		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT @w /* %s-1 */", mk))
+		if err == nil {
+			got, serr := scanStrings(rows)
+			rows.Close()
+			if serr != nil || fmt.Sprint(got) != "[[kept]]" {
+				t.Fatalf("the statement after the break: %q, %v", got, serr)
+			}
+			t.Log("the statement after the break ran elsewhere (the session was peeked at)")
+		} else if code := sqlErrorCode(err); code != mysqlproto.CRServerLost {
+			t.Fatalf("the statement after the break: %v; want it to run or ERR %d", err, mysqlproto.CRServerLost)
+		} else {
+			t.Logf("the statement after the break failed as it should inside the window: %v", err)
+		}
+		for i := 2; i < 5; i++ {
+			got := rowStrings(t, conn, fmt.Sprintf("SELECT @w /* %s-%d */", mk, i))
+			if fmt.Sprint(got) != "[[kept]]" {
+				t.Errorf("statement %d after the break: %q, want [[kept]]", i, got)
+			}
+			if n := entryFor(t, c, fmt.Sprintf("%s-%d ", mk, i)).Node; n == x {
+				t.Errorf("statement %d ran on the stopped node %s", i, x)
+			}
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package reactor
+
+import (
+	"net"
+
+	"obgate/mysqlproto"
+)
+
+// serverIO moves a logged-in server session's bytes: requests out,
+// response bytes in, and what liveness asks between statements. The
+// implementations below run on the session's net.Conn, read in bounded
+// pieces, so that TCP pushes back on a server whose client is slow; one on
+// netpoll would keep that bound explicitly (stop reading while the
+// client's output backlog is over a limit) and answer peerClosed from the
+// close events it gets.
+//
+// Only the goroutine running the owning client session's command calls
+// these methods. Closing the connection (serverConn.close, any goroutine)
+// makes blocked calls return an error.
+type serverIO interface {
+	// writeRequest sends one piece of a request; first starts a new
+	// request, last ends it. p is not kept.
+	writeRequest(p []byte, first, last bool) error
+	// read copies response bytes (MySQL packets, unframed and verified)
+	// into p, waiting until some arrive.
+	read(p []byte) (int, error)
+	// buffered is the number of bytes received and not yet returned by
+	// read. Between responses anything buffered means the session is out
+	// of step with the server.
+	buffered() int
+	// peerClosed reports, without waiting, whether the server closed or
+	// reset the connection, or sent bytes nobody asked for (an error
+	// before it closes): either way the session cannot carry a request.
+	peerClosed() bool
+}
+
+var (
+	_ serverIO = (*plainServerIO)(nil)
+	_ serverIO = (*ob20ServerIO)(nil)
+	_ serverIO = (*compServerIO)(nil)
+)
+
+// plainServerIO speaks MySQL packets as they are (mysql routing mode, and
+// OceanBase servers without OB 2.0 or compression).
+type plainServerIO struct {
+	conn net.Conn
+	peek peeker
+}
+
+func (p *plainServerIO) writeRequest(b []byte, _, _ bool) error {
+	_, err := p.conn.Write(b)
+	return err
+}
+
+func (p *plainServerIO) read(b []byte) (int, error) { return p.conn.Read(b) }
+func (p *plainServerIO) buffered() int              { return 0 }
+func (p *plainServerIO) peerClosed() bool           { return p.peek.peerClosed(p.conn) }
+
+// ob20ServerIO frames requests as OB 2.0 (the first frame of each request
+// carries the trace info) and unframes responses, reading ahead at most
+// one pooled chunk (see mysqlproto.OB20Framer.SetReadBuffer): a small
+// response arrives, header and payload, with one read.
+type ob20ServerIO struct {
+	conn  net.Conn
+	fr    *mysqlproto.OB20Framer
+	extra []byte               // extra info sent with the first frame of each request
+	flags mysqlproto.OB20Flags // flags of every request frame but LAST
+	peek  peeker
+}
+
+func newOB20ServerIO(conn net.Conn, fr *mysqlproto.OB20Framer, extra []byte, caps mysqlproto.OBCapability) *ob20ServerIO {
+	fr.SetReadBuffer(chunkSize, chunkPool{})
+	var flags mysqlproto.OB20Flags
+	if caps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
+		flags = mysqlproto.OB20NewExtraInfo
+	}
+	return &ob20ServerIO{conn: conn, fr: fr, extra: extra, flags: flags}
+}
+
+func (o *ob20ServerIO) writeRequest(p []byte, first, last bool) error {
+	var extra []byte
+	if first {
+		o.fr.BeginRequest()
+		extra = o.extra
+	}
+	flags := o.flags
+	if last {
+		flags |= mysqlproto.OB20LastPacket
+	}
+	return o.fr.WriteFrame(p, extra, flags)
+}
+
+func (o *ob20ServerIO) read(p []byte) (int, error) { return o.fr.Read(p) }
+func (o *ob20ServerIO) buffered() int              { return o.fr.Buffered() }
+func (o *ob20ServerIO) peerClosed() bool           { return o.peek.peerClosed(o.conn) }
+
+// compServerIO speaks the MySQL compressed protocol (OceanBase servers
+// that granted CHECKSUM instead of OB 2.0).
+type compServerIO struct {
+	conn net.Conn
+	fr   *mysqlproto.CompressedFramer
+	peek peeker
+}
+
+func (c *compServerIO) writeRequest(p []byte, first, _ bool) error {
+	if first {
+		c.fr.BeginRequest()
+	}
+	_, err := c.fr.Write(p)
+	return err
+}
+
+func (c *compServerIO) read(p []byte) (int, error) { return c.fr.Read(p) }
+func (c *compServerIO) buffered() int              { return c.fr.Buffered() }
+func (c *compServerIO) peerClosed() bool           { return c.peek.peerClosed(c.conn) }
+
+// chunkPool lends framers the pooled response chunks (getChunk/putChunk).
+type chunkPool struct{}
+
+func (chunkPool) Get(n int) []byte { return getChunk(n) }
+func (chunkPool) Put(b []byte)     { putChunk(b) }
