@@ -54,11 +54,9 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 			s.pendingDB = string(body)
 		}
 	case mysqlproto.ComChangeUser:
-		if err := s.skipPacket(n); err != nil {
-			return err
-		}
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
-			"COM_CHANGE_USER is not supported through obgate in OceanBase mode; open a new connection"))
+		return s.obChangeUser(n, start)
+	case mysqlproto.ComSetOption:
+		return s.obSetOption(n, body, whole, start)
 	case mysqlproto.ComProcessKill:
 		if whole && len(body) >= 4 {
 			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)

@@ -151,7 +151,11 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 }
 
 // resetOB forgets the session state after COM_RESET_CONNECTION ran on
-// keep: other server sessions still carry the old state and are closed.
+// keep (or a COM_CHANGE_USER, which resets the same way; keep is nil when
+// no server session is left with the new state): other server sessions
+// still carry the old state and are closed. The database and the
+// multi-statement option outlive a reset, as on the server, so server
+// sessions opened later get them.
 func (s *Session) resetOB(keep *serverConn) {
 	ob := s.ob
 	for _, be := range append([]*serverConn(nil), ob.servers...) {
@@ -159,9 +163,12 @@ func (s *Session) resetOB(keep *serverConn) {
 			s.dropServer(be)
 		}
 	}
-	ob.vars = sessionVars{}
-	keep.sync = syncState{}
-	keep.stmts = nil
+	ob.vars = ob.vars.afterReset()
+	if keep != nil {
+		keep.sync = syncState{}
+		ob.vars.markSynced(&keep.sync)
+		keep.stmts = nil
+	}
 	ob.ps = nil
 	ob.pinned, ob.trxSpecified = false, false
 	ob.heldBegin = nil

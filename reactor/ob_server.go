@@ -109,10 +109,7 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 	cfg := s.cfg
 	r := *ob.login
 	r.User = s.identity.User + "@" + ob.tenant
-	r.Capability = (r.Capability | mysqlproto.ClientConnectAttrs | mysqlproto.ClientSessionTrack | mysqlproto.ClientPluginAuth) &^
-		(mysqlproto.ClientSSL | mysqlproto.ClientCompress | mysqlproto.ClientDeprecateEOF |
-			mysqlproto.ClientQueryAttributes | mysqlproto.ClientOptionalResultsetMetadata | mysqlproto.ClientZstdCompression)
-	r.Capability |= mysqlproto.ClientMySQL
+	r.Capability = serverLoginCaps(r.Capability)
 	if r.AuthPlugin == "" {
 		r.AuthPlugin = mysqlproto.AuthNativePassword
 	}
@@ -173,6 +170,17 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 	add("__client_connect_time", strconv.FormatInt(s.connectedAt.UnixMicro(), 10))
 	r.Attrs = attrs
 	return &r
+}
+
+// serverLoginCaps are the capabilities obgate logs in to servers with: the
+// client's, plus what the proxy protocol needs (connect attributes,
+// session tracking, plugin auth), less what obgate does not carry to
+// servers.
+func serverLoginCaps(client mysqlproto.Capability) mysqlproto.Capability {
+	c := (client | mysqlproto.ClientConnectAttrs | mysqlproto.ClientSessionTrack | mysqlproto.ClientPluginAuth) &^
+		(mysqlproto.ClientSSL | mysqlproto.ClientCompress | mysqlproto.ClientDeprecateEOF |
+			mysqlproto.ClientQueryAttributes | mysqlproto.ClientOptionalResultsetMetadata | mysqlproto.ClientZstdCompression)
+	return c | mysqlproto.ClientMySQL
 }
 
 // grantedOBCaps reads ob_capability_flag from an auth OK's session state.

@@ -379,12 +379,18 @@ func (s *Session) serverInTrans() bool {
 }
 
 // syncServer brings be up to date with the client's session state before
-// a statement runs on it: the database (COM_INIT_DB), the changed
-// variables (one SET), and a held BEGIN. A server ERR on any step is
-// returned as errServerState wrapping the SQL error.
+// a statement runs on it: the multi-statement option (COM_SET_OPTION), the
+// database (COM_INIT_DB), the changed variables (one SET), and a held
+// BEGIN. A server ERR on any step is returned as errServerState wrapping
+// the SQL error.
 func (s *Session) syncServer(be *serverConn) error {
 	ob := s.ob
 	if !ob.vars.inSync(&be.sync) {
+		if lacking, on := ob.vars.multiStatementsLacking(&be.sync); lacking {
+			if err := s.internalRoundTrip(be, setOptionPayload(on)); err != nil {
+				return err
+			}
+		}
 		if be.sync.dbVer != ob.vars.dbVer && ob.vars.db != "" {
 			payload := append([]byte{byte(mysqlproto.ComInitDB)}, ob.vars.db...)
 			if err := s.internalRoundTrip(be, payload); err != nil {

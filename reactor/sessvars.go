@@ -78,21 +78,27 @@ type sessionVars struct {
 	userVer uint64
 	hot     [numHot]string
 	hotSet  [numHot]bool
+	// multiStmt is the MULTI_STATEMENTS option as the client last set it
+	// with COM_SET_OPTION, at version multiStmtVer (0: never set, server
+	// sessions keep what their login asked for).
+	multiStmt    bool
+	multiStmtVer uint64
 }
 
 // syncState is what one server session has of the client's state.
 type syncState struct {
-	dbVer   uint64
-	sysVer  uint64
-	userVer uint64
-	hot     [numHot]string
-	hotSet  [numHot]bool
+	dbVer        uint64
+	sysVer       uint64
+	userVer      uint64
+	multiStmtVer uint64
+	hot          [numHot]string
+	hotSet       [numHot]bool
 }
 
 // inSync reports whether ss has everything the client session set. It does
 // not allocate; it runs before every statement.
 func (v *sessionVars) inSync(ss *syncState) bool {
-	if ss.dbVer != v.dbVer || ss.sysVer != v.sysVer || ss.userVer != v.userVer {
+	if ss.dbVer != v.dbVer || ss.sysVer != v.sysVer || ss.userVer != v.userVer || ss.multiStmtVer != v.multiStmtVer {
 		return false
 	}
 	for i := range v.hot {
@@ -105,7 +111,7 @@ func (v *sessionVars) inSync(ss *syncState) bool {
 
 // markSynced records that ss now has the whole client state.
 func (v *sessionVars) markSynced(ss *syncState) {
-	ss.dbVer, ss.sysVer, ss.userVer = v.dbVer, v.sysVer, v.userVer
+	ss.dbVer, ss.sysVer, ss.userVer, ss.multiStmtVer = v.dbVer, v.sysVer, v.userVer, v.multiStmtVer
 	for i := range v.hot {
 		if v.hotSet[i] {
 			ss.hot[i], ss.hotSet[i] = v.hot[i], true
@@ -120,6 +126,31 @@ func (v *sessionVars) setDB(db string) {
 	}
 	v.ver++
 	v.db, v.dbVer = db, v.ver
+}
+
+// setMultiStatements records the client's COM_SET_OPTION.
+func (v *sessionVars) setMultiStatements(on bool) {
+	if v.multiStmtVer != 0 && v.multiStmt == on {
+		return
+	}
+	v.ver++
+	v.multiStmt, v.multiStmtVer = on, v.ver
+}
+
+// multiStatementsLacking reports whether ss lacks the client's
+// multi-statement option, and the option.
+func (v *sessionVars) multiStatementsLacking(ss *syncState) (lacking, on bool) {
+	return v.multiStmtVer != 0 && ss.multiStmtVer != v.multiStmtVer, v.multiStmt
+}
+
+// afterReset is the state a session has after COM_RESET_CONNECTION, or
+// after a COM_CHANGE_USER (refused or not): no system or user variables,
+// the same database and multi-statement option. The reset is a change of
+// its own (what publishOB compares), and versions keep counting up, so
+// that no server session's record of an older state can match the new one
+// by accident.
+func (v *sessionVars) afterReset() sessionVars {
+	return sessionVars{ver: v.ver + 1, db: v.db, dbVer: v.dbVer, multiStmt: v.multiStmt, multiStmtVer: v.multiStmtVer}
 }
 
 // learn applies a server's session-state report (the raw session-state

@@ -1,7 +1,6 @@
 package obsim
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -60,15 +59,9 @@ func (s *session) dispatch(pkt []byte) error {
 	case mysqlproto.ComChangeUser:
 		return s.changeUser(pkt, start)
 	case mysqlproto.ComResetConnection:
-		res, err := s.relay(cmd, pkt, nil, false)
-		if err == nil && !res.isErr {
-			s.vars = map[string]string{}
-			s.userVars = map[string]string{}
-			s.stmts = map[uint32]string{}
-		}
-		entry := LogEntry{Command: "reset_connection", Local: true}
-		s.finishEntry(&entry, res, start)
-		return s.finish(err)
+		return s.resetConnection(pkt, start)
+	case mysqlproto.ComSetOption:
+		return s.setOption(pkt, start)
 	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave, mysqlproto.ComStmtBulkExecute:
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Unknown command"))
 	}
@@ -482,70 +475,4 @@ func (s *session) sendOK(state []byte) error {
 func (s *session) sendErr(e *mysqlproto.SQLError) error {
 	s.out.writePacket(s.pio.Sequence(), e.AppendPacket(nil))
 	return s.out.finish()
-}
-
-// changeUser handles COM_CHANGE_USER: the new identity is verified against
-// the session's scramble and a new MariaDB login replaces the old one.
-func (s *session) changeUser(pkt []byte, start time.Time) error {
-	user, p, ok := mysqlproto.ReadNullString(pkt, 1)
-	var auth []byte
-	if ok && p < len(pkt) {
-		auth, p, ok = mysqlproto.ReadFixed(pkt, p+1, int(pkt[p]))
-	}
-	var db []byte
-	if ok {
-		db, p, ok = mysqlproto.ReadNullString(pkt, p)
-	}
-	_ = p
-	entry := LogEntry{Command: "change_user", SQL: string(user), Local: true}
-	if !ok {
-		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Malformed COM_CHANGE_USER"))
-	}
-	id := parseIdentity(string(user))
-	s.c.mu.Lock()
-	tenant := s.c.tenantByName(id.tenant)
-	s.c.mu.Unlock()
-	scramble := s.scramble
-	if s.clientType == "proxy" {
-		scramble = []byte(mysqlproto.OBProxyScramble)
-	}
-	stage1, good := s.verifyPassword(id.user, scramble, auth)
-	if tenant == nil || !good {
-		e := mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)",
-			id.user, nodeIP, yesNo(len(auth) > 0))
-		entry.Result, entry.Code = "error", e.Code
-		s.record(entry, start)
-		_ = s.sendErr(e)
-		return e
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	be, err := mysqlproto.Dial(ctx, s.c.mariaAddr, mysqlproto.ClientOptions{User: id.user, PasswordStage1: stage1,
-		Database: string(db), Capability: s.be.Caps})
-	cancel()
-	if err != nil {
-		se, isSQL := mysqlproto.AsSQLError(err)
-		if !isSQL {
-			se = mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obsim: MariaDB: %v", err)
-		}
-		entry.Result, entry.Code = "error", se.Code
-		s.record(entry, start)
-		return s.sendErr(se)
-	}
-	if be.Caps.Has(mysqlproto.ClientSessionTrack) {
-		if _, err := be.Exec("SET SESSION session_track_system_variables='*', session_track_schema=ON, session_track_state_change=ON"); err != nil {
-			be.Close()
-			return err
-		}
-	}
-	s.mu.Lock()
-	old := s.be
-	s.be, s.beRd = be, be.Reader()
-	s.mu.Unlock()
-	old.Close()
-	s.user, s.tenant, s.db, s.status = id.user, tenant, string(db), be.Status
-	s.vars = map[string]string{}
-	s.userVars = map[string]string{}
-	s.stmts = map[uint32]string{}
-	s.record(LogEntry{Command: "change_user", SQL: string(user), Local: true, Result: "ok"}, start)
-	return s.sendOK(nil)
 }

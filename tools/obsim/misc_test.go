@@ -58,13 +58,13 @@ func TestChangeUserAndResetConnection(t *testing.T) {
 	if r := cl.query("SELECT @@ob_query_timeout"); r.rows[0][0] != "10000000" {
 		t.Errorf("after reset: %v", r.rows)
 	}
-	// COM_CHANGE_USER to app@app.
+	// COM_CHANGE_USER to app of the same tenant.
 	token := mysqlproto.NativeToken(cl.scramble, []byte("app-secret"))
 	payload := []byte{byte(mysqlproto.ComChangeUser)}
-	payload = mysqlproto.AppendNullString(payload, "app@app")
+	payload = mysqlproto.AppendNullString(payload, "app@test")
 	payload = append(payload, byte(len(token)))
 	payload = append(payload, token...)
-	payload = mysqlproto.AppendNullString(payload, "appdb")
+	payload = mysqlproto.AppendNullString(payload, "test")
 	payload = binary.LittleEndian.AppendUint16(payload, 45)
 	payload = mysqlproto.AppendNullString(payload, mysqlproto.AuthNativePassword)
 	cl.pio.ResetSequence()
@@ -74,10 +74,10 @@ func TestChangeUserAndResetConnection(t *testing.T) {
 	if p := cl.read(); p[0] != mysqlproto.OKHeader {
 		t.Fatalf("change user: %x", p)
 	}
-	if r := cl.query("SELECT CURRENT_USER(), DATABASE()"); r.err != nil || strings.Join(r.rows[0], ",") != "app@%,appdb" {
+	if r := cl.query("SELECT CURRENT_USER(), DATABASE()"); r.err != nil || strings.Join(r.rows[0], ",") != "app@%,test" {
 		t.Errorf("after change user: %+v", r)
 	}
-	if e := lastEntry(t, n, "query"); e.User != "app" || e.Tenant != "app" {
+	if e := lastEntry(t, n, "query"); e.User != "app" || e.Tenant != "test" {
 		t.Errorf("entry after change user %+v", e)
 	}
 }

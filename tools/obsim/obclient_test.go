@@ -41,6 +41,7 @@ type obLogin struct {
 	// With proxy: __client_session_id and __proxy_connection_id when not
 	// empty.
 	clientSessionID, proxyConnID string
+	charset        byte                  // 0: utf8mb4_general_ci
 }
 
 // dialOB logs in; on an ERR it returns the SQL error.
@@ -97,7 +98,11 @@ func dialOB(t *testing.T, addr string, l obLogin) (*obClient, error) {
 	if l.obCaps != 0 {
 		attrs = append(attrs, mysqlproto.ConnAttr{Key: mysqlproto.AttrProxyCapabilityFlag, Value: mysqlproto.FormatOBCapability(l.obCaps)})
 	}
-	resp := &mysqlproto.HandshakeResponse{Capability: c.caps, MaxPacketSize: 1 << 24, Charset: 45, User: l.user,
+	charset := l.charset
+	if charset == 0 {
+		charset = byte(mysqlproto.CharsetUTF8MB4)
+	}
+	resp := &mysqlproto.HandshakeResponse{Capability: c.caps, MaxPacketSize: 1 << 24, Charset: charset, User: l.user,
 		AuthResponse: mysqlproto.NativeToken(scramble, []byte(l.password)), Database: l.db,
 		AuthPlugin: mysqlproto.AuthNativePassword, Attrs: attrs}
 	if err := c.pio.WritePacketFlush(resp.Append(nil)); err != nil {

@@ -301,13 +301,16 @@ func (s *session) login() error {
 	if !ok {
 		return s.loginError(denied, &entry)
 	}
+	// As an OBServer keeps it for the connection: COM_CHANGE_USER tokens
+	// are checked against the scramble the login's token was.
+	s.scramble = verifyScramble
 
 	// Log into MariaDB as the same user.
 	want := (resp.Capability & backendCapabilities) | mysqlproto.ClientProtocol41 | mysqlproto.ClientSecureConnection |
 		mysqlproto.ClientPluginAuth | mysqlproto.ClientPluginAuthLenEncData | mysqlproto.ClientLongPassword
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	be, err := mysqlproto.Dial(ctx, s.c.mariaAddr, mysqlproto.ClientOptions{User: id.user, PasswordStage1: stage1,
-		Database: resp.Database, Capability: want})
+		Database: resp.Database, Capability: want, Charset: resp.Charset})
 	cancel()
 	if err != nil {
 		if se, ok := mysqlproto.AsSQLError(err); ok {
@@ -328,10 +331,8 @@ func (s *session) login() error {
 		be.Conn().Close()
 		return net.ErrClosed
 	}
-	if be.Caps.Has(mysqlproto.ClientSessionTrack) {
-		if _, err := be.Exec("SET SESSION session_track_system_variables='*', session_track_schema=ON, session_track_state_change=ON"); err != nil {
-			return s.loginError(mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obsim: MariaDB: %v", err), &entry)
-		}
+	if err := trackSessionState(be); err != nil {
+		return s.loginError(mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obsim: MariaDB: %v", err), &entry)
 	}
 	s.db = resp.Database
 	s.status = be.Status

@@ -21,7 +21,7 @@ type LogEntry struct {
 	Tenant   string `json:"tenant"`
 	Database string `json:"database,omitempty"`
 	// Command is "login", "query", "prepare", "execute", "init_db",
-	// "change_user", "reset_connection" or the command name.
+	// "change_user", "reset_connection", "set_option" or the command name.
 	Command string `json:"command"`
 	// SQL is the statement text, truncated to MaxLogSQL bytes.
 	SQL string `json:"sql,omitempty"`

@@ -1,0 +1,59 @@
+package reactor
+
+import (
+	"encoding/binary"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// COM_SET_OPTION options.
+const (
+	optionMultiStatementsOn  uint16 = 0
+	optionMultiStatementsOff uint16 = 1
+)
+
+// setOptionPayload is the COM_SET_OPTION that turns multi-statements on
+// or off.
+func setOptionPayload(on bool) []byte {
+	opt := optionMultiStatementsOff
+	if on {
+		opt = optionMultiStatementsOn
+	}
+	return binary.LittleEndian.AppendUint16([]byte{byte(mysqlproto.ComSetOption)}, opt)
+}
+
+// obSetOption runs the client's COM_SET_OPTION in OceanBase mode on one
+// server session and, when the server took it, records the
+// multi-statement option in the session state, so that syncServer gives
+// it to every other server session before it runs a statement. body and
+// whole are as serveOB got them.
+//
+// Called by the goroutine running the session's command.
+func (s *Session) obSetOption(n int, body []byte, whole bool, start time.Time) error {
+	known, on := false, false
+	if whole && len(body) >= 2 {
+		switch binary.LittleEndian.Uint16(body) {
+		case optionMultiStatementsOn:
+			known, on = true, true
+		case optionMultiStatementsOff:
+			known = true
+		}
+	}
+	if _, err := s.routeStatement(needAny); err != nil {
+		return s.refuse(n, err)
+	}
+	sent, err := s.relayPacket(n)
+	s.srv.metrics.bytesFromClient.Add(int(sent))
+	if err != nil {
+		return err
+	}
+	relayed, err := s.answer(mysqlproto.ComSetOption, route.StmtOther, start, true)
+	if err != nil || !relayed || s.scanner.IsErr() || !known {
+		return err
+	}
+	s.ob.vars.setMultiStatements(on)
+	s.ob.vars.markSynced(&s.backend.sync)
+	return nil
+}
