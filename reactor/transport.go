@@ -55,6 +55,7 @@ func (s *Session) wrapClientOB20() {
 // ends, then tears it down.
 func (s *Session) runNetLoop() {
 	defer s.teardown()
+	defer s.containPanic(panicNetLoop)
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
@@ -66,7 +67,7 @@ func (s *Session) runNetLoop() {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
-		if !s.afterCommand(s.serveCommand()) {
+		if !s.afterCommand(s.serveCommandContained()) {
 			return
 		}
 	}
@@ -120,10 +121,11 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 // it again while input remains, and never runs it concurrently with itself
 // or with the close callbacks of the same connection.
 func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
+	defer s.containPanic(panicNetpollRequest)
 	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		return conn.Close()
 	}
-	if !s.afterCommand(s.serveCommand()) {
+	if !s.afterCommand(s.serveCommandContained()) {
 		return conn.Close()
 	}
 	return nil
@@ -134,6 +136,7 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 // closed), as nobody will read the answer. It runs on the poller; it only
 // closes a socket.
 func (s *Session) onClientGone(context.Context, netpoll.Connection) {
+	defer s.containPanic(panicNetpollDisconnect)
 	if s.State() == StateCommand {
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
@@ -144,6 +147,7 @@ func (s *Session) onClientGone(context.Context, netpoll.Connection) {
 // onNetpollClose runs once when the netpoll connection is closed by either
 // side, never while onRequest runs.
 func (s *Session) onNetpollClose(netpoll.Connection) error {
+	defer s.containPanic(panicNetpollClose)
 	s.teardown()
 	return nil
 }
@@ -192,11 +196,13 @@ func (s *Session) shouldClose() bool {
 }
 
 // teardown releases everything the session holds. It runs exactly once,
-// on the goroutine that owns the session at its end.
+// on the goroutine that owns the session at its end; even if releasing
+// panics, the session leaves the server's books.
 func (s *Session) teardown() {
 	if !s.torndown.CompareAndSwap(false, true) {
 		return
 	}
+	defer s.unregister()
 	s.state.Store(int32(StateClosing))
 	if s.ob != nil {
 		s.closeServers()
@@ -212,6 +218,11 @@ func (s *Session) teardown() {
 	if s.ob20Client != nil {
 		s.ob20Client.free()
 	}
+}
+
+// unregister removes a torn-down session from the server's books; teardown
+// defers it.
+func (s *Session) unregister() {
 	s.srv.sessions.Delete(s.id)
 	s.srv.clients.Add(-1)
 	s.state.Store(int32(StateClosed))
