@@ -28,6 +28,15 @@ const (
 	ServerFailures = "obgate_server_failures_total"
 	// ConfigChanges counts successful ALTER PROXYCONFIG changes.
 	ConfigChanges = "obgate_config_changes_total"
+	// ClientRefused counts client connections turned away before their
+	// session began, by reason (fd_exhausted: obgate had no file descriptor
+	// left for the client or for its server connection).
+	ClientRefused = "obgate_client_refused_total"
+	// Panics counts panics recovered in obgate's own code, by where
+	// (login, command, net_loop, netpoll_request, netpoll_close,
+	// netpoll_disconnect, accept, cluster_refresh, http). Each one is a bug;
+	// the session it hit is closed and everything else goes on.
+	Panics = "obgate_panic_total"
 )
 
 // Label values.
@@ -38,4 +47,7 @@ const (
 	ResultFail    = "fail"
 	TransRequest  = "request"
 	TransResponse = "response"
+	// RefusedFDExhausted is the ClientRefused reason for running out of
+	// file descriptors.
+	RefusedFDExhausted = "fd_exhausted"
 )

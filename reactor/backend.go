@@ -128,6 +128,11 @@ func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, 
 		srv.health.ConnectFailed(nil, addr)
 		srv.log.Debug("server connect failed", "addr", addr, "err", err)
 		lastErr = err
+		if isFDExhausted(err) {
+			// Every other server would fail the same way; the caller
+			// tells the client "Too many connections".
+			return nil, nil, nil, fmt.Errorf("%w: %w", errNoServer, err)
+		}
 		if ctx.Err() != nil {
 			break
 		}

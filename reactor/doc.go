@@ -37,4 +37,16 @@
 // connection, or asks the running command's owner to finish it. The owner
 // (netpoll's close callback, the net loop, or the login goroutine) runs
 // teardown exactly once.
+//
+// # Faults
+//
+// Nothing a session does takes the process down. Every goroutine entry
+// above (login, net loop, netpoll's OnRequest, close and disconnect
+// callbacks) recovers a panic, and a command runs inside
+// serveCommandContained, so a bug costs its session only: the client gets
+// ERR 1105, the session is torn down by its owner as after any fatal
+// error, and obgate_panic_total{where} counts it (recover.go). Serve never
+// returns on an accept failure: it backs off, and when descriptors run out
+// it refuses waiting clients with ERR 1040 through a reserved descriptor
+// (accept.go, refuse.go).
 package reactor

@@ -36,6 +36,9 @@ const (
 	otherPass = "other-pw"
 	fuzzUser  = "fuzz" // SELECT on obtest only: random bytes cannot shut MariaDB down
 	fuzzPass  = "fuzz-pw"
+	// fuzzStatementTime is how long MariaDB lets a statement of the fuzz
+	// user run, so that no random input keeps a session busy for long.
+	fuzzStatementTime = 5
 )
 
 // ioModes are the client transports every main suite runs with.
@@ -67,7 +70,7 @@ func runTests(m *testing.M) int {
 		"CREATE DATABASE "+testDB,
 		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
 		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser),
-		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", fuzzUser, fuzzPass),
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_STATEMENT_TIME %d", fuzzUser, fuzzPass, fuzzStatementTime),
 		fmt.Sprintf("GRANT SELECT ON %s.* TO '%s'@'%%'", testDB, fuzzUser),
 	)
 	if err != nil {

@@ -27,11 +27,12 @@ const (
 	QuitLimit                           // connection limit
 	QuitTimeout                         // handshake timeout
 	QuitNoServer                        // no server could take the session
+	QuitPanic                           // obgate's own code panicked (a bug)
 )
 
 var quitNames = [...]string{"client_quit", "client_network", "client_protocol",
 	"server_network", "server_protocol", "auth_failed", "killed", "shutdown",
-	"limit", "timeout", "no_server"}
+	"limit", "timeout", "no_server", "panic"}
 
 func (q QuitSource) String() string {
 	if int(q) < len(quitNames) {

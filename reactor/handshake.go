@@ -34,6 +34,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	count := srv.clients.Add(1)
+	defer s.containPanic(panicLogin)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		cfg := srv.cfg.Load()
 		_ = tc.SetKeepAliveConfig(keepAlive(cfg.ClientTCPKeepIdle, cfg.ClientTCPKeepIntvl, cfg.ClientTCPKeepCnt))
@@ -113,6 +114,9 @@ func (s *Session) handshake(count int64) error {
 		return quit(QuitLimit, fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections))
 	}
 	if be == nil {
+		if isFDExhausted(dberr) {
+			return s.refuseNoFD(cpio, dberr)
+		}
 		reason := "obgate is shutting down"
 		if !srv.draining.Load() {
 			reason = fmt.Sprintf("no server available: %v", dberr)

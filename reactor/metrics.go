@@ -25,6 +25,8 @@ type reactorMetrics struct {
 	bytesFromServer        *vm.Counter
 	latency                *vm.PrometheusHistogram
 	quits                  [len(quitNames)]*vm.Counter
+	panics                 [numPanicSites]*vm.Counter
+	refusedFD              *vm.Counter // clients refused: no file descriptor left
 
 	reg     *metrics.Registry
 	tenants sync.Map // cluster + "\x00" + tenant → *tenantMetrics
@@ -48,6 +50,10 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		bytesToClient:          r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionClient),
 		bytesFromServer:        r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
+		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
+	}
+	for i := range m.panics {
+		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())
 	}
 	m.reg = r
 	m.forTenant("", "") // mysql routing mode's series exist from the start

@@ -70,6 +70,9 @@ type Server struct {
 	sessions      sync.Map // uint32 → *Session
 	clients       atomic.Int64
 
+	refusals       *burstLog // clients refused for want of descriptors
+	acceptFailures *burstLog
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	draining  atomic.Bool
@@ -114,6 +117,10 @@ func NewServer(opts Options) (*Server, error) {
 		srv.log.Warn("server close events cannot be watched; broken idle server sessions are found by a peek", "err", err)
 	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
+	srv.initGuards()
+	if opts.Clusters != nil {
+		opts.Clusters.SetPanicHook(srv.metrics.countPanicAt)
+	}
 	cfg := opts.Config.Load()
 	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID, cfg.ServerRoutingMode == "mysql")
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
@@ -150,9 +157,10 @@ func (srv *Server) Config() *config.Store { return srv.cfg }
 func (srv *Server) Version() string { return srv.version }
 
 // Serve accepts connections on ln until ln is closed or Shutdown is
-// called. Each connection's login runs on its own goroutine; afterwards the
-// session lives on netpoll (no goroutine while idle) or on a goroutine of
-// its own (TLS, client_io_mode=net).
+// called; accept failures are waited out, never returned. Each
+// connection's login runs on its own goroutine; afterwards the session
+// lives on netpoll (no goroutine while idle) or on a goroutine of its own
+// (TLS, client_io_mode=net).
 func (srv *Server) Serve(ln net.Listener) error {
 	srv.mu.Lock()
 	if srv.draining.Load() {
@@ -161,24 +169,18 @@ func (srv *Server) Serve(ln net.Listener) error {
 	}
 	srv.listeners = append(srv.listeners, ln)
 	srv.mu.Unlock()
-	var tempDelay time.Duration
+	guard := newAcceptGuard(srv)
+	defer guard.close()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			if srv.draining.Load() || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// EMFILE and friends: back off as net/http does.
-				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
-				srv.log.Warn("accept failed; retrying", "err", err, "delay", tempDelay)
-				time.Sleep(tempDelay)
-				continue
-			}
-			return err
+			guard.failed(ln, err) // see accept.go: never ends Serve
+			continue
 		}
-		tempDelay = 0
+		guard.accepted()
 		srv.wg.Add(1)
 		go srv.handleConn(conn)
 	}

@@ -55,6 +55,7 @@ func (s *Session) wrapClientOB20() {
 // ends, then tears it down.
 func (s *Session) runNetLoop() {
 	defer s.teardown()
+	defer s.containPanic(panicNetLoop)
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
@@ -67,7 +68,7 @@ func (s *Session) runNetLoop() {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
-		if !s.afterCommand(s.serveCommand()) {
+		if !s.afterCommand(s.serveCommandContained()) {
 			return
 		}
 	}
@@ -122,10 +123,11 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 // it again while input remains, and never runs it concurrently with itself
 // or with the close callbacks of the same connection.
 func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
+	defer s.containPanic(panicNetpollRequest)
 	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		return conn.Close()
 	}
-	if !s.afterCommand(s.serveCommand()) {
+	if !s.afterCommand(s.serveCommandContained()) {
 		return conn.Close()
 	}
 	return nil
@@ -136,6 +138,7 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 // closed), as nobody will read the answer. It runs on the poller; it only
 // closes a socket.
 func (s *Session) onClientGone(context.Context, netpoll.Connection) {
+	defer s.containPanic(panicNetpollDisconnect)
 	if s.State() == StateCommand {
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
@@ -146,6 +149,7 @@ func (s *Session) onClientGone(context.Context, netpoll.Connection) {
 // onNetpollClose runs once when the netpoll connection is closed by either
 // side, never while onRequest runs.
 func (s *Session) onNetpollClose(netpoll.Connection) error {
+	defer s.containPanic(panicNetpollClose)
 	s.teardown()
 	return nil
 }
@@ -194,11 +198,13 @@ func (s *Session) shouldClose() bool {
 }
 
 // teardown releases everything the session holds. It runs exactly once,
-// on the goroutine that owns the session at its end.
+// on the goroutine that owns the session at its end; even if releasing
+// panics, the session leaves the server's books.
 func (s *Session) teardown() {
 	if !s.torndown.CompareAndSwap(false, true) {
 		return
 	}
+	defer s.unregister()
 	s.state.Store(int32(StateClosing))
 	if s.ob != nil {
 		s.closeServers()
@@ -214,6 +220,11 @@ func (s *Session) teardown() {
 	if s.ob20Client != nil {
 		s.ob20Client.free()
 	}
+}
+
+// unregister removes a torn-down session from the server's books; teardown
+// defers it.
+func (s *Session) unregister() {
 	s.srv.sessions.Delete(s.id)
 	s.srv.clients.Add(-1)
 	s.state.Store(int32(StateClosed))

@@ -50,6 +50,7 @@ type Cluster struct {
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	gen     atomic.Uint64
+	panics  *panicHook // the Clusters' hook; nil for a cluster outside one
 }
 
 // tenantLists is an immutable map of tenant → server addresses.
@@ -121,13 +122,19 @@ func (c *Cluster) refreshLoop() {
 			return
 		case <-time.After(wait):
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*c.cfg.Load().ShortAsyncTaskTimeout)
-		if err := c.refresh(ctx); err != nil {
-			c.log.Warn("cluster refresh failed", "err", err)
-		}
-		c.refreshTenants(ctx)
-		cancel()
+		c.contain("cluster_refresh", c.refreshRound)
 	}
+}
+
+// refreshRound refreshes the routing table and the tenant server lists in
+// use, on the refresh loop's goroutine.
+func (c *Cluster) refreshRound() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*c.cfg.Load().ShortAsyncTaskTimeout)
+	defer cancel()
+	if err := c.refresh(ctx); err != nil {
+		c.log.Warn("cluster refresh failed", "err", err)
+	}
+	c.refreshTenants(ctx)
 }
 
 // Ready loads the cluster's metadata if no snapshot exists yet, waiting for
@@ -366,19 +373,24 @@ func (c *Cluster) fetchTenant(ctx context.Context, tenant string) (*TenantServer
 			return nil, ctx.Err()
 		}
 	}
-	call := &fetchCall{done: make(chan struct{})}
+	// Until the fetch has a result, waiters would get errFetchAborted:
+	// even a panic below must release them.
+	call := &fetchCall{done: make(chan struct{}), err: errFetchAborted}
 	c.fetching[tenant] = call
 	c.fetchMu.Unlock()
+	defer func() {
+		c.fetchMu.Lock()
+		delete(c.fetching, tenant)
+		c.fetchMu.Unlock()
+		close(call.done)
+	}()
 
-	call.res, call.err = c.queryTenant(ctx, tenant)
-	if call.err == nil {
-		c.publishTenant(call.res)
+	res, err := c.queryTenant(ctx, tenant)
+	if err == nil {
+		c.publishTenant(res)
 	}
-	c.fetchMu.Lock()
-	delete(c.fetching, tenant)
-	c.fetchMu.Unlock()
-	close(call.done)
-	return call.res, call.err
+	call.res, call.err = res, err
+	return res, err
 }
 
 func (c *Cluster) queryTenant(ctx context.Context, tenant string) (*TenantServers, error) {

@@ -21,6 +21,8 @@ type Clusters struct {
 	m        map[string]*Cluster
 	defaultC string
 	closed   bool
+
+	panics panicHook // see SetPanicHook
 }
 
 // NewClusters creates the cluster resources named by the configuration
@@ -54,6 +56,7 @@ func NewClusters(cfg *config.Store, log *slog.Logger) (*Clusters, error) {
 
 func (cs *Clusters) add(name string, rs []string) {
 	cl := newCluster(name, -1, rs, cs.cfg, cs.log)
+	cl.panics = &cs.panics
 	cs.m[name] = cl
 	cl.start()
 }

@@ -69,6 +69,7 @@ func run(args []string) int {
 // serve wires the parts together and runs until SIGTERM or SIGINT.
 func serve(store *config.Store, log *slog.Logger) error {
 	cfg := store.Load()
+	checkFDLimit(cfg, log)
 	var clusters *route.Clusters
 	switch cfg.ServerRoutingMode {
 	case "mysql":
@@ -113,7 +114,8 @@ func serve(store *config.Store, log *slog.Logger) error {
 			}
 			fmt.Fprintln(w, "ok")
 		})
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
+		metricsSrv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("metrics server stopped", "err", err)

@@ -103,6 +103,14 @@ type obgateProc struct {
 // accepts a login. The process is killed when the test ends.
 func startObgate(t *testing.T, confDir string, extra ...string) *obgateProc {
 	t.Helper()
+	return startObgateUnder(t, nil, confDir, extra...)
+}
+
+// startObgateUnder is startObgate with obgate started through the command
+// line wrap (prlimit, for one), which must exec it so that the process it
+// starts is obgate.
+func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...string) *obgateProc {
+	t.Helper()
 	srv := mariaDB(t)
 	if confDir == "" {
 		confDir = t.TempDir()
@@ -116,7 +124,8 @@ func startObgate(t *testing.T, confDir string, extra ...string) *obgateProc {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	p.cmd = exec.Command(obgateBin, p.args...)
+	argv := append(append(append([]string(nil), wrap...), obgateBin), p.args...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	started := make(chan error, 1)

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -11,10 +12,21 @@ import (
 // NewLogger returns a logger that writes to tb.Log until tb's cleanups
 // run, and drops records after that (a late log line must not panic the
 // test binary). The level is warn unless OBGATE_TEST_LOG says debug, info
-// or error.
+// or error. A *testing.F may not log while its fuzz target runs, so for
+// one the records go to standard error when OBGATE_TEST_LOG is set and
+// are dropped otherwise.
 func NewLogger(tb testing.TB) *slog.Logger {
-	w := &tbWriter{tb: tb}
-	tb.Cleanup(w.stop)
+	var w io.Writer
+	if _, fuzz := tb.(*testing.F); fuzz {
+		w = io.Discard
+		if os.Getenv("OBGATE_TEST_LOG") != "" {
+			w = os.Stderr
+		}
+	} else {
+		tw := &tbWriter{tb: tb}
+		tb.Cleanup(tw.stop)
+		w = tw
+	}
 	level := slog.LevelWarn
 	switch strings.ToLower(os.Getenv("OBGATE_TEST_LOG")) {
 	case "debug":

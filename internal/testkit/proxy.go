@@ -80,6 +80,14 @@ type Proxy struct {
 // (with a short grace period) in tb.Cleanup if the test did not do it.
 func StartProxy(tb testing.TB, cfg *config.Config) *Proxy {
 	tb.Helper()
+	return StartProxyIntercepted(tb, cfg, nil)
+}
+
+// StartProxyIntercepted is StartProxy with the admin interceptor passed
+// through wrap (when not nil), whose result is the interceptor the server
+// uses: tests put their own in front of it.
+func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.Interceptor) reactor.Interceptor) *Proxy {
+	tb.Helper()
 	log := NewLogger(tb)
 	store := config.NewStore(cfg)
 	reg := metrics.New()
@@ -97,7 +105,11 @@ func StartProxy(tb testing.TB, cfg *config.Config) *Proxy {
 		tb.Fatalf("testkit: reactor.NewServer: %v", err)
 	}
 	adm := admin.New(srv, reg, log)
-	srv.SetInterceptor(adm)
+	var icpt reactor.Interceptor = adm
+	if wrap != nil {
+		icpt = wrap(adm)
+	}
+	srv.SetInterceptor(icpt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("testkit: listen: %v", err)

@@ -1,0 +1,129 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"obgate/metrics"
+	"obgate/mysqlproto"
+)
+
+// A panic in obgate's code is a bug, but it must cost one session, never
+// the process. Every goroutine entry that runs session code defers
+// containPanic; a command runs inside serveCommandContained so that its
+// client still gets an ERR. A recovered panic is logged once with its
+// stack and the session id, counted in obgate_panic_total{where}, and the
+// session is closed through its usual teardown.
+
+// panicSite says where a panic was recovered; it is the where label of
+// obgate_panic_total.
+type panicSite uint8
+
+const (
+	panicLogin             panicSite = iota // the login goroutine (handleConn)
+	panicCommand                            // a command (serveCommand)
+	panicNetLoop                            // the net transport's loop, outside a command
+	panicNetpollRequest                     // netpoll's OnRequest, outside a command
+	panicNetpollClose                       // netpoll's close callback
+	panicNetpollDisconnect                  // netpoll's OnDisconnect
+	panicAccept                             // the accept loop (Serve)
+	numPanicSites
+)
+
+var panicSiteNames = [numPanicSites]string{"login", "command", "net_loop",
+	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept"}
+
+func (p panicSite) String() string {
+	if p < numPanicSites {
+		return panicSiteNames[p]
+	}
+	return "unknown"
+}
+
+// ownsTeardown reports whether the goroutine of site is the one that tears
+// session s down after recovering. netpoll's OnDisconnect runs on the
+// poller next to a running command, so it only closes sockets; the login
+// goroutine owns the session until it moved to its transport.
+func (p panicSite) ownsTeardown(s *Session) bool {
+	switch p {
+	case panicNetpollDisconnect, panicAccept:
+		return false
+	case panicLogin:
+		return s.State() == StateHandshake
+	}
+	return true
+}
+
+// internalError is the ERR a client gets when obgate's code panicked
+// under its command.
+func internalError() *mysqlproto.SQLError {
+	return mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obgate internal error; the session is closed")
+}
+
+// caughtPanic logs a recovered panic with its stack and counts it. sessID
+// is 0 outside a session. Call it from the deferred function that
+// recovered, so that the stack still shows where the panic happened. A
+// logger that panics in turn is ignored. Any goroutine.
+func (srv *Server) caughtPanic(site panicSite, sessID uint32, v any) {
+	srv.metrics.panics[site].Inc()
+	defer func() { _ = recover() }()
+	srv.log.Error("panic recovered; closing what it hit", "where", site.String(), "session", sessID,
+		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+}
+
+// guarded runs f and recovers a panic in it (logged and counted under
+// site), so that clean-up after a first panic cannot bring the process
+// down with a second one. Any goroutine.
+func (srv *Server) guarded(site panicSite, sessID uint32, f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			srv.caughtPanic(site, sessID, v)
+		}
+	}()
+	f()
+}
+
+// serveCommandContained runs serveCommand on the session's owning
+// goroutine and turns a panic in it into an error that ends the session:
+// afterCommand then sends the client ERR 1105 and closes the connection,
+// and the transport tears the session down as after any other fatal error.
+func (s *Session) serveCommandContained() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.srv.caughtPanic(panicCommand, s.id, v)
+			err = quitWith(QuitPanic, errors.New(fmt.Sprint(v)), internalError())
+		}
+	}()
+	return s.serveCommand()
+}
+
+// containPanic is deferred at a goroutine entry that runs session s's code
+// (the login goroutine, the net loop, netpoll's callbacks). On a panic it
+// logs and counts it, closes the session's connections so that nothing
+// stays blocked on them, and, when site's goroutine owns the session,
+// tears it down; each of these steps is guarded. It must be the deferred
+// function itself: recover only works there.
+func (s *Session) containPanic(site panicSite) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	srv := s.srv
+	srv.caughtPanic(site, s.id, v)
+	owner := site.ownsTeardown(s)
+	if owner {
+		s.state.Store(int32(StateClosing))
+		srv.metrics.quit(QuitPanic)
+	}
+	srv.guarded(site, s.id, s.interrupt)
+	if owner {
+		srv.guarded(site, s.id, s.teardown)
+	}
+}
+
+// countPanicAt counts a panic recovered outside reactor (route's
+// background work reports them by where). Any goroutine.
+func (m *reactorMetrics) countPanicAt(where string) {
+	m.reg.Counter(metrics.Panics, "where", where).Inc()
+}
