@@ -112,6 +112,7 @@ func NewServer(opts Options) (*Server, error) {
 	}()
 	if w, err := newServerWatch(); err == nil {
 		srv.servers.watch = w
+		w.recover = srv.recoverBackground
 		w.start()
 	} else {
 		srv.log.Warn("server close events cannot be watched; broken idle server sessions are found by a peek", "err", err)

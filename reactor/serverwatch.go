@@ -26,6 +26,8 @@ type serverWatch struct {
 	byToken map[uint64]*serverConn
 	next    uint64
 
+	recover func(what string) // deferred in the loop: contains a panic
+
 	started atomic.Bool
 	stopped atomic.Bool
 	done    chan struct{}
@@ -105,6 +107,9 @@ func (w *serverWatch) start() {
 
 func (w *serverWatch) loop() {
 	defer close(w.done)
+	if w.recover != nil {
+		defer w.recover("server watch")
+	}
 	events := make([]unix.EpollEvent, 64)
 	for {
 		n, err := unix.EpollWait(w.epfd, events, -1)

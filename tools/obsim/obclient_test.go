@@ -41,7 +41,7 @@ type obLogin struct {
 	// With proxy: __client_session_id and __proxy_connection_id when not
 	// empty.
 	clientSessionID, proxyConnID string
-	charset        byte                  // 0: utf8mb4_general_ci
+	charset                      byte // 0: utf8mb4_general_ci
 }
 
 // dialOB logs in; on an ERR it returns the SQL error.
