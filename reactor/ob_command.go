@@ -37,9 +37,10 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 				return err
 			}
 		}
-		if f.Pins.NeedsLast() || f.Incomplete {
-			// A statement obgate could not read whole stays where the
-			// session is: what it does is not known.
+		if f.Pins.NeedsLast() {
+			// For a statement longer than obgate reads, the pins of its
+			// first part count (a lower bound); a long statement is not
+			// bound to a server that may be gone.
 			need = needLast
 		}
 		s.pinCandidate = f.Pins.Holds()
