@@ -1,6 +1,7 @@
 package health
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,21 +113,12 @@ func (m *Monitor) entry(c *route.Cluster, addr string) *entry {
 			return e
 		}
 	}
-	next := make(map[entryKey]*entry, 1+lenOf(old))
+	next := map[entryKey]*entry{}
 	if old != nil {
-		for k2, v := range *old {
-			next[k2] = v
-		}
+		next = maps.Clone(*old)
 	}
 	e := new(entry)
 	next[k] = e
 	m.entries.Store(&next)
 	return e
-}
-
-func lenOf(p *map[entryKey]*entry) int {
-	if p == nil {
-		return 0
-	}
-	return len(*p)
 }

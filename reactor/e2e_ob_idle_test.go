@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"testing"
@@ -69,5 +70,44 @@ func TestOBIdleServerSessionsExpire(t *testing.T) {
 	}, func() string { return p.MetricsText() })
 	if _, err := conn.ExecContext(ctx, "SELECT 1"); err != nil {
 		t.Fatalf("statement after the expiry: %v", err)
+	}
+}
+
+// TestOBCloseServerSessions: obgate can count and close every server
+// session to one server from outside the client sessions; the clients'
+// next statements run elsewhere, without an error.
+func TestOBCloseServerSessions(t *testing.T) {
+	c := startOBSim(t)
+	p := startOBProxy(t, c, "net")
+	ctx := context.Background()
+	var conns []*sql.Conn
+	for range 4 {
+		_, conn := obConn(t, p)
+		if _, err := conn.ExecContext(ctx, "SET @kept = 'yes'"); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, conn)
+	}
+	held := map[string]int{}
+	for _, s := range p.Server.Sessions() {
+		held[s.ServerAddr]++
+	}
+	for addr, n := range held {
+		if got := p.Server.ServerSessionCount(addr); got != n {
+			t.Fatalf("ServerSessionCount(%s) = %d, want %d", addr, got, n)
+		}
+		if closed := p.Server.CloseServerSessions(addr); closed != n {
+			t.Fatalf("CloseServerSessions(%s) closed %d, want %d", addr, closed, n)
+		}
+		if got := p.Server.ServerSessionCount(addr); got != 0 {
+			t.Fatalf("after CloseServerSessions(%s): %d left", addr, got)
+		}
+		break // one server is enough; the others keep theirs
+	}
+	for i, conn := range conns {
+		var v string
+		if err := conn.QueryRowContext(ctx, "SELECT @kept").Scan(&v); err != nil || v != "yes" {
+			t.Errorf("client %d after its server sessions were closed: %q, %v", i, v, err)
+		}
 	}
 }

@@ -11,21 +11,20 @@ import (
 	"obgate/reactor"
 )
 
-// idleServerSessions waits until every server session has been idle long
-// enough for obgate to peek at it before its next statement: a session
-// used less than reactor.PeekIdleAfter ago is not peeked at, and a break
-// inside that window is caught by the relay instead (see
-// TestOBFlashBreakInsideWindow). It waits twice that long; nothing depends
-// on how fast the test runs.
+// idleServerSessions waits until obgate must know that a stopped node
+// closed its server sessions: the server watch reports a close as it
+// arrives, and a connection the watch does not cover is peeked at once it
+// has been idle for reactor.PeekIdleAfter. It waits twice that long;
+// nothing depends on how fast the test runs. A break obgate has not
+// learned of yet is caught by the relay (see TestOBFlashBreakInsideWindow).
 func idleServerSessions() { time.Sleep(2 * reactor.PeekIdleAfter) }
 
 // TestOBFlashBreakInsideWindow stops the node of a server session right
-// after a statement used it, so that obgate may send the next statement
-// without peeking at the session first. That statement either runs on
-// another node (the peek ran after all, on a machine slow enough for the
-// window to pass) or fails with ERR 2013 before any of its answer reached
-// the client; either way the client session goes on, with its state, on
-// another node.
+// after a statement used it and sends the next statement at once, racing
+// the server watch's close event. That statement either runs on another
+// node (obgate learned of the close first) or fails with ERR 2013 before
+// any of its answer reached the client; either way the client session
+// goes on, with its state, on another node.
 func TestOBFlashBreakInsideWindow(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startOBSim(t)

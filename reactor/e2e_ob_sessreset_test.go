@@ -93,7 +93,7 @@ func (c *obRaw) command(payload []byte) []rawResult {
 	}
 	var out []rawResult
 	for {
-		pkts, err := c.readResult()
+		pkts, err := c.ReadResponse(hangLimit)
 		if err != nil {
 			c.t.Fatalf("answer to %q: %v", payload[:min(len(payload), 64)], err)
 		}
@@ -103,34 +103,6 @@ func (c *obRaw) command(payload []byte) []rawResult {
 			return out
 		}
 	}
-}
-
-// readResult reads the packets of one result: an OK, an ERR, a lone EOF
-// (MySQL's answer to COM_SET_OPTION), or a text result set up to the EOF
-// or ERR that ends its rows.
-func (c *obRaw) readResult() ([][]byte, error) {
-	p, _, err := c.ReadPacket(hangLimit)
-	if err != nil {
-		return nil, err
-	}
-	out := [][]byte{p}
-	if len(p) == 0 || p[0] == mysqlproto.OKHeader || p[0] == mysqlproto.ERRHeader || mysqlproto.IsEOFPacket(p) {
-		return out, nil
-	}
-	for eofs := 0; eofs < 2; {
-		p, _, err := c.ReadPacket(hangLimit)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, p)
-		switch {
-		case mysqlproto.IsEOFPacket(p):
-			eofs++
-		case len(p) > 0 && p[0] == mysqlproto.ERRHeader && eofs == 1:
-			return out, nil
-		}
-	}
-	return out, nil
 }
 
 // decode turns the packets of one result into a rawResult and says whether

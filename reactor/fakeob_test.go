@@ -3,7 +3,6 @@ package reactor_test
 import (
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"obgate/mysqlproto"
@@ -17,14 +16,10 @@ import (
 // in one frame, and an OK for anything else. Its statement loop allocates
 // nothing, so that allocations measured through obgate are obgate's.
 type fakeOB struct {
-	ln       net.Listener
+	fakeListener
 	greeting []byte // handshake payload
 	response []byte // packets of the result answering any COM_QUERY (seq 1 on)
 	ok       []byte // packet of an OK (seq 1)
-
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
 }
 
 const (
@@ -35,54 +30,16 @@ const (
 
 func startFakeOB(tb testing.TB) *fakeOB {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	h := mysqlproto.Handshake{ServerVersion: "5.7.25-OceanBase-v4.2.1.0", ConnectionID: fakeOBConnID, Capability: fwdCaps,
 		Charset: byte(mysqlproto.CharsetUTF8MB4), Status: mysqlproto.StatusAutocommit,
 		AuthData: []byte("abcdefghijklmnopqrst"), AuthPlugin: mysqlproto.AuthNativePassword}
-	f := &fakeOB{ln: ln, conns: map[net.Conn]struct{}{}}
+	f := &fakeOB{}
 	f.greeting = h.Append(nil)
 	rs := mysqlproto.ResultSet{Columns: []mysqlproto.Column{mysqlproto.BigintColumn("1")}, Rows: [][]any{{1}}}
 	f.response, _ = rs.AppendPackets(nil, 1, fwdCaps, mysqlproto.StatusAutocommit)
 	f.ok, _ = mysqlproto.AppendPacket(nil, 1, mysqlproto.AppendOK(nil, mysqlproto.OK{Status: mysqlproto.StatusAutocommit}, fwdCaps))
-	f.wg.Go(f.accept)
-	tb.Cleanup(f.close)
+	listenFake(tb, &f.fakeListener, f.serve)
 	return f
-}
-
-func (f *fakeOB) addr() string { return f.ln.Addr().String() }
-
-func (f *fakeOB) accept() {
-	for {
-		c, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		f.mu.Lock()
-		f.conns[c] = struct{}{}
-		f.mu.Unlock()
-		f.wg.Go(func() {
-			defer func() {
-				f.mu.Lock()
-				delete(f.conns, c)
-				f.mu.Unlock()
-				c.Close()
-			}()
-			f.serve(c)
-		})
-	}
-}
-
-func (f *fakeOB) close() {
-	f.ln.Close()
-	f.mu.Lock()
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }
 
 // serve logs a connection in and answers its commands.

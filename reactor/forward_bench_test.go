@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,66 +42,24 @@ const fwdCaps = mysqlproto.ClientLongPassword | mysqlproto.ClientFoundRows | mys
 // fakeMySQL accepts any login and answers every COM_QUERY with the same
 // precomputed result set.
 type fakeMySQL struct {
-	ln       net.Listener
+	fakeListener
 	greeting []byte // framed handshake
 	okPacket []byte // framed OK after the login
 	response []byte // framed result set answering any COM_QUERY
-
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
 }
 
 func startFakeMySQL(tb testing.TB) *fakeMySQL {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	h := mysqlproto.Handshake{ServerVersion: "5.7.44-fake", ConnectionID: 1, Capability: fwdCaps,
 		Charset: byte(mysqlproto.CharsetUTF8MB4), Status: mysqlproto.StatusAutocommit,
 		AuthData: []byte("abcdefghijklmnopqrst"), AuthPlugin: mysqlproto.AuthNativePassword}
-	f := &fakeMySQL{ln: ln, conns: map[net.Conn]struct{}{}}
+	f := &fakeMySQL{}
 	f.greeting, _ = mysqlproto.AppendPacket(nil, 0, h.Append(nil))
 	f.okPacket, _ = mysqlproto.AppendPacket(nil, 2, mysqlproto.AppendOK(nil, mysqlproto.OK{Status: mysqlproto.StatusAutocommit}, fwdCaps))
 	rs := mysqlproto.ResultSet{Columns: []mysqlproto.Column{mysqlproto.BigintColumn("1")}, Rows: [][]any{{1}}}
 	f.response, _ = rs.AppendPackets(nil, 1, fwdCaps, mysqlproto.StatusAutocommit)
-	f.wg.Go(f.accept)
-	tb.Cleanup(f.close)
+	listenFake(tb, &f.fakeListener, f.serve)
 	return f
-}
-
-func (f *fakeMySQL) addr() string { return f.ln.Addr().String() }
-
-func (f *fakeMySQL) accept() {
-	for {
-		c, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		f.mu.Lock()
-		f.conns[c] = struct{}{}
-		f.mu.Unlock()
-		f.wg.Go(func() {
-			defer func() {
-				f.mu.Lock()
-				delete(f.conns, c)
-				f.mu.Unlock()
-				c.Close()
-			}()
-			f.serve(c)
-		})
-	}
-}
-
-func (f *fakeMySQL) close() {
-	f.ln.Close()
-	f.mu.Lock()
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
 }
 
 // serve handles one connection. After the login its loop allocates

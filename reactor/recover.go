@@ -28,11 +28,14 @@ const (
 	panicNetpollClose                       // netpoll's close callback
 	panicNetpollDisconnect                  // netpoll's OnDisconnect
 	panicAccept                             // the accept loop (Serve)
+	panicSweeper                            // the idle sweeper (sweepLoop)
+	panicServerWatch                        // the server watch's epoll loop
 	numPanicSites
 )
 
 var panicSiteNames = [numPanicSites]string{"login", "command", "net_loop",
-	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept"}
+	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept",
+	"idle_sweeper", "server_watch"}
 
 func (p panicSite) String() string {
 	if p < numPanicSites {
@@ -70,6 +73,14 @@ func (srv *Server) caughtPanic(site panicSite, sessID uint32, v any) {
 	defer func() { _ = recover() }()
 	srv.log.Error("panic recovered; closing what it hit", "where", site.String(), "session", sessID,
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+}
+
+// recoverBackground, deferred first thing in a background loop, turns a
+// panic into a log line and a count: the loop stops, the process goes on.
+func (srv *Server) recoverBackground(site panicSite) {
+	if v := recover(); v != nil {
+		srv.caughtPanic(site, 0, v)
+	}
 }
 
 // guarded runs f and recovers a panic in it (logged and counted under

@@ -130,17 +130,13 @@ func (r *serverRegistry) ownerAnywhere(threadID uint32, match func(*serverConn) 
 	return owner
 }
 
-// each calls fn for every address with open server sessions and their
-// count.
-func (r *serverRegistry) each(fn func(addr string, n int)) {
-	r.addrs.Range(func(k, v any) bool {
-		set := v.(*addrSessions)
-		set.mu.Lock()
-		n := len(set.conns)
-		set.mu.Unlock()
-		if n > 0 {
-			fn(k.(string), n)
-		}
-		return true
-	})
-}
+// ServerSessionCount is the number of server sessions obgate holds to the
+// server at addr, over all client sessions. Any goroutine may call it.
+func (srv *Server) ServerSessionCount(addr string) int { return srv.servers.count(addr) }
+
+// CloseServerSessions closes every server session to addr, idle or busy,
+// and returns how many it closed: for a server known to be dead. Client
+// sessions that used one go on with another server session (a statement
+// running on one gets an error, as for any server break). Any goroutine
+// may call it.
+func (srv *Server) CloseServerSessions(addr string) int { return srv.servers.closeAll(addr) }

@@ -26,7 +26,7 @@ type serverWatch struct {
 	byToken map[uint64]*serverConn
 	next    uint64
 
-	recover func(what string) // deferred in the loop: contains a panic
+	recover func(panicSite) // deferred in the loop: contains a panic
 
 	started atomic.Bool
 	stopped atomic.Bool
@@ -108,7 +108,7 @@ func (w *serverWatch) start() {
 func (w *serverWatch) loop() {
 	defer close(w.done)
 	if w.recover != nil {
-		defer w.recover("server watch")
+		defer w.recover(panicServerWatch)
 	}
 	events := make([]unix.EpollEvent, 64)
 	for {

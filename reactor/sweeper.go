@@ -21,7 +21,7 @@ const defaultWaitTimeout = 8 * time.Hour
 // server session that it closes is replaced invisibly (flash-break), so
 // obgate enforces the limit the client set, as ODP does.
 func (srv *Server) sweepLoop(stop <-chan struct{}) {
-	defer srv.recoverBackground("idle sweeper")
+	defer srv.recoverBackground(panicSweeper)
 	tick := time.NewTicker(sweepInterval)
 	defer tick.Stop()
 	for {

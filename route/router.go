@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 )
 
@@ -90,7 +91,7 @@ func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, e
 		start = int(r.rr.Add(1)-1) % len(list)
 	}
 	first := ""
-	if req.PreferLast && req.Last != "" && r.available(req.Cluster, req.Last) && contains(list, req.Last) {
+	if req.PreferLast && req.Last != "" && r.available(req.Cluster, req.Last) && slices.Contains(list, req.Last) {
 		first = req.Last
 		dst = append(dst, first)
 	}
@@ -138,13 +139,4 @@ func (r *Router) serverList(ctx context.Context, req *Request) ([]string, error)
 
 func (r *Router) available(c *Cluster, addr string) bool {
 	return r.avail == nil || r.avail.Available(c, addr)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -177,16 +177,17 @@ func (c *RawConn) ReadERR(limit time.Duration) (*mysqlproto.SQLError, error) {
 	return mysqlproto.SQLErrorFromERR(e), nil
 }
 
-// ReadResponse reads one complete answer to a command (OK, ERR, or a text
-// result set up to its terminating EOF/ERR) and returns its packets. It
-// knows nothing of multi-results.
+// ReadResponse reads one complete answer to a command (OK, ERR, a lone
+// EOF as MySQL answers COM_SET_OPTION, or a text result set up to its
+// terminating EOF/ERR) and returns its packets. It knows nothing of
+// multi-results.
 func (c *RawConn) ReadResponse(limit time.Duration) ([][]byte, error) {
 	p, _, err := c.ReadPacket(limit)
 	if err != nil {
 		return nil, err
 	}
 	out := [][]byte{p}
-	if len(p) == 0 || p[0] == mysqlproto.OKHeader || p[0] == mysqlproto.ERRHeader {
+	if len(p) == 0 || p[0] == mysqlproto.OKHeader || p[0] == mysqlproto.ERRHeader || mysqlproto.IsEOFPacket(p) {
 		return out, nil
 	}
 	// Column count, columns, EOF, rows, EOF or ERR.
