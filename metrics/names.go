@@ -37,6 +37,10 @@ const (
 	// netpoll_disconnect, accept, cluster_refresh, http). Each one is a bug;
 	// the session it hit is closed and everything else goes on.
 	Panics = "obgate_panic_total"
+	// StatementsResent counts statements sent again, invisibly, to another
+	// server after their server broke before any byte of the answer
+	// reached the client (read-only statements outside transactions).
+	StatementsResent = "obgate_statement_resent_total"
 )
 
 // Label values.

@@ -84,6 +84,7 @@ type ResponseScanner struct {
 	lastSeq  uint8
 	status   ServerStatus
 	isErr    bool
+	errCode  uint16 // of the ERR that ended the response
 	packet   []byte
 	ok       OK   // the last terminator decoded as an OK, when okValid
 	okValid  bool // ok holds the packet behind the last ScanTerminator
@@ -125,6 +126,16 @@ func (s *ResponseScanner) Status() ServerStatus { return s.status }
 
 // IsErr reports whether the last terminator was an ERR packet.
 func (s *ResponseScanner) IsErr() bool { return s.isErr }
+
+// ErrCode is the error code of the ERR that ended the response (0 when it
+// did not end with one). Unlike Packet it stays valid after the buffer
+// the response was scanned from is reused.
+func (s *ResponseScanner) ErrCode() uint16 {
+	if !s.isErr {
+		return 0
+	}
+	return s.errCode
+}
 
 // OK returns the packet behind the last ScanTerminator decoded as an OK,
 // with session-state tracking (the layout OceanBase servers and obgate's
@@ -400,6 +411,9 @@ func (s *ResponseScanner) terminate(p []byte, isErr bool) (ScanEvent, bool) {
 	s.ok, s.okValid = OK{}, false
 	s.phase = phDone
 	if isErr {
+		if len(p) >= 3 {
+			s.errCode = uint16(p[1]) | uint16(p[2])<<8
+		}
 		return ScanTerminator, true
 	}
 	switch {

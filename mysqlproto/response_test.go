@@ -356,3 +356,24 @@ func TestScannerKeepsDecodedOK(t *testing.T) {
 		})
 	}
 }
+
+func TestScannerErrCode(t *testing.T) {
+	var sc ResponseScanner
+	sc.Reset(ComQuery, ClientProtocol41, 0)
+	pkt, _ := AppendPacket(nil, 1, NewSQLError(ERNoSuchThread, "Unknown thread id: 5").AppendPacket(nil))
+	if _, ev := sc.Scan(pkt); ev != ScanTerminator || !sc.IsErr() {
+		t.Fatalf("ERR packet: event %v, IsErr %v", ev, sc.IsErr())
+	}
+	for i := range pkt {
+		pkt[i] = 0 // the buffer is reused; the code must not come from it
+	}
+	if sc.ErrCode() != ERNoSuchThread {
+		t.Fatalf("ErrCode() = %d, want %d", sc.ErrCode(), ERNoSuchThread)
+	}
+	sc.Reset(ComPing, ClientProtocol41, 0)
+	ok, _ := AppendPacket(nil, 1, AppendOK(nil, OK{}, ClientProtocol41))
+	sc.Scan(ok)
+	if sc.ErrCode() != 0 {
+		t.Fatalf("ErrCode() after an OK = %d, want 0", sc.ErrCode())
+	}
+}

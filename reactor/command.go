@@ -41,6 +41,7 @@ func (s *Session) serveCommand() error {
 	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
+	s.resends, s.resendable = 0, false
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
 	s.stmtCount.Add(1)
@@ -100,12 +101,13 @@ func (s *Session) serveCommand() error {
 
 // forward sends the client's command to the server and streams the answer.
 func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
-	sent, err := s.relayPacket(n)
+	sent, err := s.relayPacket(n, true)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
 		return err
 	}
 	if !cmd.HasResponse() {
+		s.releaseKept()
 		return nil
 	}
 	_, err = s.answer(cmd, kind, start, true)
@@ -117,9 +119,16 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 // ending the session (a statementError) gets its ERR here. ok reports
 // whether the server's answer was relayed.
 func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
-	written, err := s.relayResponse(cmd)
-	s.srv.metrics.bytesToClient.Add(int(written))
-	if err != nil {
+	o := s.relay(cmd)
+	for o.stage == stageSent && s.mayResend(o) {
+		if !s.resendKept() {
+			break
+		}
+		o = s.relay(cmd)
+	}
+	s.releaseKept()
+	s.srv.metrics.bytesToClient.Add(int(o.written))
+	if err := o.err; err != nil {
 		var se *statementError
 		if errors.As(err, &se) {
 			s.countStatement(kind, true, start)

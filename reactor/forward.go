@@ -20,7 +20,12 @@ import (
 // first piece, and a one-piece request whose write fails outside a
 // transaction is sent to another server session instead: a server that
 // refused the bytes cannot have run them.
-func (s *Session) relayPacket(n int) (int64, error) {
+//
+// With keep, a one-piece request is not released after it went out: it
+// stays in the client buffer as s.kept until the first byte of its answer
+// reaches the client (releaseKept), so that it can be sent again to
+// another server. Larger requests are streamed and cannot be resent.
+func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 	var sent int64
 	total := 0
 	first := true
@@ -44,7 +49,11 @@ func (s *Session) relayPacket(n int) (int64, error) {
 			if err != nil && first && last && s.ob != nil && !s.serverInTrans() {
 				err = s.resendElsewhere(p, err)
 			}
-			s.client.Release()
+			if keep && first && last && err == nil {
+				s.kept = p
+			} else {
+				s.client.Release()
+			}
 			if err != nil {
 				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 			}
@@ -108,6 +117,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 		if err := flushFn(); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
+		s.releaseKept() // part of the answer is the client's now
 		written += int64(dec)
 		end = copy(buf, buf[dec:end])
 		dec = 0
@@ -165,6 +175,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 			if err := flush(true); err != nil {
 				return written, err
 			}
+			s.releaseKept()
 			if end != 0 {
 				return written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
 			}
@@ -175,12 +186,13 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 			if err := flush(true); err != nil {
 				return written, err
 			}
+			s.releaseKept()
 			hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 			if err != nil {
 				return written, quit(QuitClientNetwork, err)
 			}
 			n, _ := mysqlproto.ParseHeader(hdr)
-			if _, err := s.relayPacket(n); err != nil {
+			if _, err := s.relayPacket(n, false); err != nil {
 				return written, err
 			}
 		case mysqlproto.ScanError:
@@ -198,7 +210,7 @@ func (s *Session) relayUpload() error {
 			return quit(QuitClientNetwork, err)
 		}
 		n, _ := mysqlproto.ParseHeader(hdr)
-		sent, err := s.relayPacket(n)
+		sent, err := s.relayPacket(n, false)
 		s.srv.metrics.bytesFromClient.Add(int(sent))
 		if err != nil {
 			return err

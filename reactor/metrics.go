@@ -26,6 +26,7 @@ type reactorMetrics struct {
 	latency                *vm.PrometheusHistogram
 	quits                  [len(quitNames)]*vm.Counter
 	panics                 [numPanicSites]*vm.Counter
+	resent                 *vm.Counter
 	refusedFD              *vm.Counter // clients refused: no file descriptor left
 
 	reg     *metrics.Registry
@@ -51,6 +52,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		bytesFromServer:        r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
+		resent:                 r.Counter(metrics.StatementsResent),
 	}
 	for i := range m.panics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())

@@ -44,6 +44,7 @@ func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool
 			need = needLast
 		}
 		s.pinCandidate = f.Pins.Holds()
+		s.resendable = whole && f.ReadOnly && !f.Incomplete
 	case mysqlproto.ComStmtPrepare:
 		return s.obPrepare(n, start)
 	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:

@@ -44,7 +44,7 @@ func (s *Session) obSetOption(n int, body []byte, whole bool, start time.Time) e
 	if _, err := s.routeStatement(needAny); err != nil {
 		return s.refuse(n, err)
 	}
-	sent, err := s.relayPacket(n)
+	sent, err := s.relayPacket(n, false)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
 		return err

@@ -58,6 +58,14 @@ type Session struct {
 	pinCandidate bool        // the statement may create a temporary table or take a user lock
 	killFailed   bool        // the server refused the KILL obgate sent for the client
 	facts        route.Facts // of the COM_QUERY in progress (see lexStatement)
+	// kept is the request being answered, borrowed from the client buffer
+	// until the first byte of its answer reaches the client (relayPacket,
+	// releaseKept); nil when it was streamed or already released.
+	kept []byte
+	// resends counts how often the current statement was sent again;
+	// resendable says it may be (see mayResend).
+	resends    int
+	resendable bool
 
 	// Shared, immutable after the handshake.
 	clientAddr  string

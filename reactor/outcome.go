@@ -1,0 +1,93 @@
+package reactor
+
+import (
+	"errors"
+	"net"
+
+	"obgate/mysqlproto"
+)
+
+// relayStage says how far a statement got when its relay ended.
+type relayStage uint8
+
+const (
+	// stageSent: the request went to a server; nothing of the answer
+	// reached the client. The request may be kept (Session.kept).
+	stageSent relayStage = iota
+	// stagePartAnswered: some of the answer reached the client; nothing
+	// may be sent again.
+	stagePartAnswered
+	// stageAnswered: the whole answer reached the client.
+	stageAnswered
+)
+
+// failClass says what ended a relay that did not complete.
+type failClass uint8
+
+const (
+	failNone            failClass = iota
+	failClient                    // the client's connection broke or the client broke the protocol
+	failServerTransport           // the server connection broke (EOF, reset, refused write)
+	failServerProtocol            // the server broke the protocol (bad checksum, out of step)
+	failTimeout                   // the server did not answer in time
+)
+
+// outcome is what relaying one statement's answer did. When the server
+// answered with an ERR, the stage is stageAnswered and errCode its code.
+type outcome struct {
+	stage   relayStage
+	fail    failClass
+	errCode uint16
+	written int64 // bytes of the answer that reached the client
+	err     error // the relay's error (nil when answered)
+}
+
+// relay streams the answer to cmd (relayResponse) and says how far it got
+// and what failed.
+func (s *Session) relay(cmd mysqlproto.Command) outcome {
+	written, err := s.relayResponse(cmd)
+	o := outcome{written: written, err: err, stage: stageAnswered}
+	switch {
+	case err == nil:
+		o.errCode = s.scanner.ErrCode()
+		return o
+	case written > 0:
+		o.stage = stagePartAnswered
+	default:
+		o.stage = stageSent
+	}
+	o.fail = classifyFailure(err)
+	return o
+}
+
+// classifyFailure names what err says failed.
+func classifyFailure(err error) failClass {
+	var se *sessionError
+	if errors.As(err, &se) {
+		switch se.source {
+		case QuitClientNetwork, QuitClientProto:
+			return failClient
+		case QuitServerProto:
+			return failServerProtocol
+		}
+	}
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return failTimeout
+	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum), errors.Is(err, mysqlproto.ErrOB20HeaderChecksum),
+		errors.Is(err, mysqlproto.ErrOB20Sequence), errors.Is(err, mysqlproto.ErrOB20Malformed):
+		return failServerProtocol
+	}
+	return failServerTransport
+}
+
+// releaseKept ends the hold on the request kept for a resend: called once
+// the first byte of its answer is on its way to the client, before the
+// client is read again, and when the command ends.
+func (s *Session) releaseKept() {
+	if s.kept != nil {
+		s.kept = nil
+		s.client.Release()
+	}
+}
