@@ -124,7 +124,7 @@ func startMariaDB(ctx context.Context) (*mariadbd.Server, error) {
 	if err := db.Exec(ctx,
 		"CREATE DATABASE IF NOT EXISTS demo",
 		"CREATE TABLE demo.orders (id BIGINT PRIMARY KEY, customer VARCHAR(64), amount DECIMAL(10,2), created DATETIME(6))",
-		"INSERT INTO demo.orders SELECT seq, CONCAT('customer-', seq % 97), seq * 1.5, NOW(6) FROM seq_1_to_1000",
+		"INSERT INTO demo.orders SELECT seq, CONCAT('customer-', seq % 97), seq * 1.5, NOW(6) FROM demo.seq_1_to_1000",
 	); err != nil {
 		db.Stop()
 		return nil, err
