@@ -120,7 +120,7 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 // whether the server's answer was relayed.
 func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
 	o := s.relay(cmd)
-	for o.stage == stageSent && s.mayResend(o) {
+	for o.stage == stageSent && s.side.mayResend(o) {
 		if !s.resendKept() {
 			break
 		}
@@ -146,9 +146,7 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 
 // afterResponse updates session facts from a complete response.
 func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
-	if s.ob != nil {
-		s.obAfterResponse(cmd, failed)
-	}
+	s.side.afterResponse(cmd, failed)
 	inTrans := s.status.Has(mysqlproto.StatusInTrans)
 	if s.inTrans.Load() != inTrans {
 		s.inTrans.Store(inTrans)

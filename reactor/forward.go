@@ -46,8 +46,8 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 			}
 			last := k == rem && n < mysqlproto.MaxPayloadLen
 			err = s.backend.writeRequest(p, first, last)
-			if err != nil && first && last && s.ob != nil && !s.serverInTrans() {
-				err = s.resendElsewhere(p, err)
+			if err != nil && first && last {
+				err = s.side.refusedWrite(p, err)
 			}
 			if keep && first && last && err == nil {
 				s.kept = p
@@ -81,19 +81,16 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)
-	if s.ob != nil {
-		_ = s.backend.conn.SetReadDeadline(time.Now().Add(s.queryTimeout()))
+	if d := s.side.answerTimeout(); d > 0 {
+		_ = s.backend.conn.SetReadDeadline(time.Now().Add(d))
 	}
 	buf := getChunk(chunkSize)
 	defer func() { putChunk(buf) }()
 	var written int64
 	end, dec := 0, 0 // buf[:end] read from the server; buf[:dec] decided
 	serverFail := func(err error) error {
-		if written == 0 && s.ob != nil && !s.serverInTrans() {
-			return s.serverSessionFailed(err)
-		}
 		if written == 0 {
-			return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+			return s.side.brokeBeforeAnswer(err)
 		}
 		return quit(QuitServerNetwork, err)
 	}
@@ -162,15 +159,9 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 			end += k
 			s.srv.metrics.bytesFromServer.Add(k)
 		case mysqlproto.ScanTerminator:
-			if s.ob != nil {
-				buf, dec, end = s.obTerminator(buf, dec, end)
-			} else {
-				s.onTerminator(sc)
-			}
+			buf, dec, end = s.side.terminator(buf, dec, end)
 		case mysqlproto.ScanPrepared:
-			if s.ob != nil {
-				s.obPrepared(sc.Packet())
-			}
+			s.side.prepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
 			if err := flush(true); err != nil {
 				return written, err

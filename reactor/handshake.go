@@ -137,6 +137,7 @@ func (s *Session) handshake(count int64) error {
 	_ = s.rawConn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
+	s.side = mysqlSide{s}
 	return nil
 }
 

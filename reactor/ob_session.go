@@ -129,6 +129,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 			"cluster '%s' does not exist", id.Cluster).AppendPacket(nil))
 		return quit(QuitAuthFailed, fmt.Errorf("unknown cluster %q", id.Cluster))
 	}
+	s.side = obSide{s}
 	s.ob = &obSession{
 		cluster: cluster, tenant: id.Tenant, login: resp, scramble: greet.AuthData,
 		proxySessID: proxySessionID(s.rawConn.LocalAddr(), s.id),

@@ -6,7 +6,8 @@ const maxResends = 2
 // mayResend reports whether a statement whose server failed before any
 // byte of the answer reached the client may be sent again to another
 // server, without the client noticing. Only when running it twice cannot
-// matter: OceanBase mode (another server session can take it), outside a
+// matter: OceanBase mode (obSide asks; another server session can take
+// it), outside a
 // transaction (nothing runs in autocommit behind a client that thinks it
 // is in one), a read-only statement read whole (s.resendable), kept
 // unchanged (no server-specific statement id patched in), and a failure of
@@ -14,7 +15,7 @@ const maxResends = 2
 // that ran out of time would do so elsewhere too, and the server may still
 // be running it.
 func (s *Session) mayResend(o outcome) bool {
-	if s.ob == nil || s.kept == nil || s.patchOn || !s.resendable || s.resends >= maxResends {
+	if s.kept == nil || s.patchOn || !s.resendable || s.resends >= maxResends {
 		return false
 	}
 	if s.inTrans.Load() || s.ob.pinned {

@@ -51,6 +51,9 @@ type Session struct {
 	tm           *tenantMetrics          // statement series of the session's cluster and tenant
 	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
 
+	// side is what the relay does per routing mode (set at login; nil for
+	// administrator sessions).
+	side serverSide
 	// OceanBase mode (nil in mysql routing mode).
 	ob           *obSession
 	patchID      uint32 // statement id written into the request being relayed

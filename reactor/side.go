@@ -1,0 +1,97 @@
+package reactor
+
+import (
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// serverSide is what the relay of a statement does differently per
+// routing mode: what it learns from the answer and what it may do when the
+// server fails before answering. The relay (relayPacket, relayResponse,
+// answer) calls it and checks no mode. A session's side is set once, at
+// login; administrator sessions, which never relay, have none. Only the
+// goroutine running the session's command calls it.
+type serverSide interface {
+	// answerTimeout bounds the wait for the server's answer; 0 means no
+	// bound (the server enforces its own).
+	answerTimeout() time.Duration
+	// terminator learns from the OK, EOF or ERR that ended a result (the
+	// scanner's packet, ending at buf[dec]) and may rewrite it in buf; it
+	// returns the buffer (a bigger one when the packet grew) and the
+	// shifted positions.
+	terminator(buf []byte, dec, end int) ([]byte, int, int)
+	// prepared sees a prepare OK pass through and may rewrite its
+	// statement id.
+	prepared(pkt []byte)
+	// afterResponse updates the mode's facts after a complete response.
+	afterResponse(cmd mysqlproto.Command, failed bool)
+	// refusedWrite is called when the server refused a one-piece request
+	// (nothing of it ran there); it may send p elsewhere and returns the
+	// error that stands.
+	refusedWrite(p []byte, err error) error
+	// brokeBeforeAnswer is called when the server connection failed
+	// before any byte of the answer reached the client; it returns the
+	// error the relay ends with.
+	brokeBeforeAnswer(err error) error
+	// mayResend reports whether the kept request may go to another server
+	// after that (see Session.mayResend).
+	mayResend(o outcome) bool
+}
+
+// mysqlSide is the server side of mysql routing mode: one server session
+// for the life of the client session, its answers relayed as they are.
+type mysqlSide struct{ s *Session }
+
+func (m mysqlSide) answerTimeout() time.Duration { return 0 }
+
+func (m mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
+	m.s.onTerminator(&m.s.scanner)
+	return buf, dec, end
+}
+
+func (m mysqlSide) prepared([]byte) {}
+
+func (m mysqlSide) afterResponse(mysqlproto.Command, bool) {}
+
+func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
+
+// brokeBeforeAnswer: the client's connection is its server session, so
+// the client gets an ERR and the session ends.
+func (m mysqlSide) brokeBeforeAnswer(err error) error {
+	return quitWith(QuitServerNetwork, err, lostServer(m.s.backend.addr))
+}
+
+func (m mysqlSide) mayResend(outcome) bool { return false }
+
+// obSide is the server side of OceanBase mode: many server sessions, OK
+// packets rewritten for the client and learned from, prepared-statement
+// ids translated, and a server session that fails outside a transaction
+// replaced by another.
+type obSide struct{ s *Session }
+
+func (o obSide) answerTimeout() time.Duration { return o.s.queryTimeout() }
+
+func (o obSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
+	return o.s.obTerminator(buf, dec, end)
+}
+
+func (o obSide) prepared(pkt []byte) { o.s.obPrepared(pkt) }
+
+func (o obSide) afterResponse(cmd mysqlproto.Command, failed bool) { o.s.obAfterResponse(cmd, failed) }
+
+func (o obSide) refusedWrite(p []byte, err error) error {
+	if o.s.serverInTrans() {
+		return err
+	}
+	return o.s.resendElsewhere(p, err)
+}
+
+func (o obSide) brokeBeforeAnswer(err error) error {
+	if o.s.serverInTrans() {
+		return quitWith(QuitServerNetwork, err, lostServer(o.s.backend.addr))
+	}
+	return o.s.serverSessionFailed(err)
+}
+
+func (o obSide) mayResend(out outcome) bool { return o.s.mayResend(out) }
