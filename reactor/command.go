@@ -49,10 +49,8 @@ func (s *Session) serveCommand() error {
 	if s.admin {
 		return s.serveAdmin(cmd, n, body, whole)
 	}
-	if s.ob != nil {
-		return s.serveOB(cmd, n, body, whole, start)
-	}
 	kind := route.StmtOther
+	need := needAny
 	switch cmd {
 	case mysqlproto.ComQuit:
 		return errClientQuit
@@ -62,10 +60,58 @@ func (s *Session) serveCommand() error {
 		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
+		if handled, err := s.side.query(n, body, whole, f, start); handled {
+			return err
+		}
+		need = s.noteStatement(f, whole)
 	case mysqlproto.ComProcessKill:
 		if whole && len(body) >= 4 {
 			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
 		}
+	case mysqlproto.ComInitDB:
+		if whole {
+			s.pendingDB = string(body)
+		}
+	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
+		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
+	default:
+		var handled bool
+		if kind, handled, err = s.side.command(cmd, n, body, whole, start); handled {
+			return err
+		}
+	}
+	if err := s.side.acquire(need); err != nil {
+		return s.refuse(n, err)
+	}
+	return s.forward(cmd, n, kind, start)
+}
+
+// noteStatement records what the facts of a COM_QUERY mean for the
+// session: whether it must run where the previous statement ran (the
+// returned need), whether it leaves state there (a pin, applied once it
+// succeeded), and whether it may be sent again after a server break. For a
+// statement longer than obgate reads, the pins of its first part count (a
+// lower bound); a long statement is not bound to a server that may be
+// gone.
+func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
+	s.pinCandidate = f.Pins.Holds()
+	s.resendable = whole && f.ReadOnly && !f.Incomplete
+	if f.Pins.NeedsLast() {
+		return needLast
+	}
+	return needAny
+}
+
+// mysqlCommand keeps mysql routing mode's books on the commands its
+// server answers itself (the statement kind for metrics, the user a
+// COM_CHANGE_USER names) and lets the common path forward them.
+func (s *Session) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
+	kind := route.StmtOther
+	switch cmd {
 	case mysqlproto.ComStmtPrepare:
 		kind = route.Classify(body).Kind
 		s.prepareKind = kind
@@ -85,18 +131,8 @@ func (s *Session) serveCommand() error {
 		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
 			s.pendingUser = string(body[:i])
 		}
-	case mysqlproto.ComInitDB:
-		if whole {
-			s.pendingDB = string(body)
-		}
-	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
-		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
-		if err := s.skipPacket(n); err != nil {
-			return err
-		}
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
 	}
-	return s.forward(cmd, n, kind, start)
+	return kind
 }
 
 // forward sends the client's command to the server and streams the answer.

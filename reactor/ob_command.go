@@ -11,69 +11,30 @@ import (
 	"obgate/route"
 )
 
-// serveOB answers a command in OceanBase mode: it decides which server
-// session runs it, brings that session up to date and forwards the
-// command. body is the start of the packet after the command byte
-// (borrowed) and whole says whether it is all of it.
-func (s *Session) serveOB(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) error {
-	kind := route.StmtOther
-	need := needAny
+// obCommand runs the commands OceanBase mode handles itself: COM_PING
+// (answered by obgate: a server session that broke is replaced anyway),
+// prepared statements (obgate's own ids, prepared again where needed),
+// COM_CHANGE_USER and COM_SET_OPTION (applied to every server session). It
+// reports false for the others, which the common path routes and forwards.
+func (s *Session) obCommand(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error) {
 	switch cmd {
-	case mysqlproto.ComQuit:
-		return errClientQuit
 	case mysqlproto.ComPing:
 		if err := s.skipPacket(n); err != nil {
-			return err
+			return true, err
 		}
-		return s.writeOK(0, "")
-	case mysqlproto.ComQuery:
-		f := s.lexStatement(body, whole)
-		kind = f.Kind
-		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
-			return err
-		}
-		if whole {
-			if handled, err := s.heldTransaction(n, body, f, start); handled {
-				return err
-			}
-		}
-		if f.Pins.NeedsLast() {
-			// For a statement longer than obgate reads, the pins of its
-			// first part count (a lower bound); a long statement is not
-			// bound to a server that may be gone.
-			need = needLast
-		}
-		s.pinCandidate = f.Pins.Holds()
-		s.resendable = whole && f.ReadOnly && !f.Incomplete
+		return true, s.writeOK(0, "")
 	case mysqlproto.ComStmtPrepare:
-		return s.obPrepare(n, start)
+		return true, s.obPrepare(n, start)
 	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:
-		return s.obStatement(cmd, n, body, start)
+		return true, s.obStatement(cmd, n, body, start)
 	case mysqlproto.ComStmtClose:
-		return s.obStatementClose(n, body)
-	case mysqlproto.ComInitDB:
-		if whole {
-			s.pendingDB = string(body)
-		}
+		return true, s.obStatementClose(n, body)
 	case mysqlproto.ComChangeUser:
-		return s.obChangeUser(n, start)
+		return true, s.obChangeUser(n, start)
 	case mysqlproto.ComSetOption:
-		return s.obSetOption(n, body, whole, start)
-	case mysqlproto.ComProcessKill:
-		if whole && len(body) >= 4 {
-			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
-		}
-	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
-		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
-		if err := s.skipPacket(n); err != nil {
-			return err
-		}
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
+		return true, s.obSetOption(n, body, whole, start)
 	}
-	if _, err := s.routeStatement(need); err != nil {
-		return s.refuse(n, err)
-	}
-	return s.forward(cmd, n, kind, start)
+	return false, nil
 }
 
 // routeStatement picks and prepares the server session for a statement and

@@ -4,15 +4,28 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/route"
 )
 
-// serverSide is what the relay of a statement does differently per
-// routing mode: what it learns from the answer and what it may do when the
-// server fails before answering. The relay (relayPacket, relayResponse,
-// answer) calls it and checks no mode. A session's side is set once, at
+// serverSide is what running a statement does differently per routing
+// mode: how its server session is obtained and brought up to date, the
+// commands a mode handles itself, what is learned from the answer and
+// what may be done when the server fails before answering. The command
+// path (serveCommand) and the relay (relayPacket, relayResponse, answer)
+// call it and check no mode. A session's side is set once, at
 // login; administrator sessions, which never relay, have none. Only the
 // goroutine running the session's command calls it.
 type serverSide interface {
+	// command runs a command the mode handles its own way, other than
+	// COM_QUERY, and reports whether it did; when it did not, the common
+	// path routes and forwards the command, counted as kind.
+	command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (kind route.StmtKind, handled bool, err error)
+	// query runs what the mode does itself with a COM_QUERY (a held
+	// transaction statement) and reports whether it answered.
+	query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error)
+	// acquire makes the server session that will run the statement
+	// current and brings it up to date; an error is answered with refuse.
+	acquire(need routeNeed) error
 	// answerTimeout bounds the wait for the server's answer; 0 means no
 	// bound (the server enforces its own).
 	answerTimeout() time.Duration
@@ -43,6 +56,15 @@ type serverSide interface {
 // for the life of the client session, its answers relayed as they are.
 type mysqlSide struct{ s *Session }
 
+func (m mysqlSide) command(cmd mysqlproto.Command, _ int, body []byte, whole bool, _ time.Time) (route.StmtKind, bool, error) {
+	return m.s.mysqlCommand(cmd, body, whole), false, nil
+}
+
+func (m mysqlSide) query(int, []byte, bool, *route.Facts, time.Time) (bool, error) { return false, nil }
+
+// acquire: the session's one server session runs everything.
+func (m mysqlSide) acquire(routeNeed) error { return nil }
+
 func (m mysqlSide) answerTimeout() time.Duration { return 0 }
 
 func (m mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
@@ -69,6 +91,23 @@ func (m mysqlSide) mayResend(outcome) bool { return false }
 // ids translated, and a server session that fails outside a transaction
 // replaced by another.
 type obSide struct{ s *Session }
+
+func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
+	handled, err := o.s.obCommand(cmd, n, body, whole, start)
+	return route.StmtOther, handled, err
+}
+
+func (o obSide) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
+	if !whole {
+		return false, nil
+	}
+	return o.s.heldTransaction(n, body, f, start)
+}
+
+func (o obSide) acquire(need routeNeed) error {
+	_, err := o.s.routeStatement(need)
+	return err
+}
 
 func (o obSide) answerTimeout() time.Duration { return o.s.queryTimeout() }
 
