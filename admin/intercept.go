@@ -71,6 +71,8 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		err = a.showSessionVariables(sess, c, reply)
 	case cmdShowRoute:
 		err = reply.ResultSet(a.showRoute(c))
+	case cmdShowCongestion:
+		err = reply.ResultSet(a.showCongestion(c))
 	case cmdKillSession:
 		err = a.killSession(c, reply)
 	case cmdSelectVars:

@@ -91,6 +91,7 @@ type Config struct {
 	ServerDetectRefreshInterval      time.Duration
 	DetectServerTimeout              time.Duration
 	RPCEnableCongestion              bool
+	ServerBreakAction                string
 
 	// Routing.
 	DelayUpdateEntryInterval         time.Duration

@@ -204,7 +204,7 @@ func TestRanges(t *testing.T) {
 		{"max_packet_size", "2GB", false},
 		{"proxy_mem_limited", "100G", true}, // "[100MB,]"
 		{"proxy_mem_limited", "99MB", false},
-		{"server_detect_mode", "3", false},
+		{"server_detect_mode", "4", false}, {"server_detect_mode", "3", true},
 		{"enable_congestion", "maybe", false},
 		{"server_routing_mode", "MySQL", true},
 		{"server_routing_mode", "direct", false},

@@ -1,26 +1,40 @@
 package health
 
 import (
+	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"obgate/config"
+	"obgate/metrics"
 	"obgate/route"
 )
 
-// Monitor tracks server availability. Safe for concurrent use; Available
-// may be called from any goroutine on the statement path.
+// Monitor keeps every server's health entry and decides, for the router,
+// which servers may take new requests. Sessions report what they saw into
+// entries (Entry methods); the status refresh reports through
+// TableChanged; the detect task (Start) probes servers in the background.
+// Safe for concurrent use; Available answers from atomic loads only.
 type Monitor struct {
-	cfg *config.Store
-	now func() time.Time
+	cfg     *config.Store
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *monitorMetrics
 
 	// entries is copied on write: entries are added rarely (a server's
-	// first failure), read on every routing decision without a lock or an
-	// allocation.
-	entries atomic.Pointer[map[entryKey]*entry]
+	// first appearance), read on every routing decision without a lock.
+	entries atomic.Pointer[map[entryKey]*Entry]
 	addMu   sync.Mutex
+
+	onDead  atomic.Pointer[func(cluster, addr string)]
+	started atomic.Bool // the detect task runs: it, not time, clears flags
+	stop    chan struct{}
+	done    sync.WaitGroup
+	unsub   func()
 }
 
 type entryKey struct {
@@ -28,97 +42,228 @@ type entryKey struct {
 	addr    string
 }
 
-// entry is one server's failure record. Fields are atomics: sessions
-// report into it and read it concurrently.
-type entry struct {
-	connectFailedAt atomic.Int64 // unix nanoseconds of the last connect failure, 0 after a success
-	connectFailures atomic.Uint64
+// NewMonitor returns a Monitor reading its parameters from cfg. Until
+// Start, nothing probes servers: flags that a probe would clear expire
+// after congestion_retry_interval instead.
+func NewMonitor(cfg *config.Store) *Monitor {
+	m := &Monitor{cfg: cfg, log: slog.Default(), now: time.Now, metrics: newMonitorMetrics(nil), stop: make(chan struct{})}
+	m.unsub = cfg.Subscribe(m.configChanged)
+	return m
 }
 
-// NewMonitor returns a Monitor reading its parameters from cfg.
-func NewMonitor(cfg *config.Store) *Monitor {
-	return &Monitor{cfg: cfg, now: time.Now}
+// SetLogger sets where state changes are logged; call before Start.
+func (m *Monitor) SetLogger(l *slog.Logger) {
+	if l != nil {
+		m.log = l
+	}
 }
+
+// SetMetrics registers the monitor's metrics in reg; call before Start.
+func (m *Monitor) SetMetrics(reg *metrics.Registry) {
+	m.metrics = newMonitorMetrics(reg)
+	reg.GaugeFunc(func() float64 { return float64(m.countCongested()) }, metrics.CongestedServers)
+}
+
+// OnDetectDead sets what runs when the detect task finds a server dead:
+// obgate closes every connection to it. fn runs on a probe goroutine.
+func (m *Monitor) OnDetectDead(fn func(cluster, addr string)) { m.onDead.Store(&fn) }
 
 var _ route.Availability = (*Monitor)(nil)
 
-// Available reports whether addr may take new requests: the cluster's own
-// view allows it (OceanBase mode) and no connection to it failed within
-// congestion_retry_interval.
+// Available reports whether addr may take new requests: it is on no list,
+// or enable_congestion is off.
 func (m *Monitor) Available(c *route.Cluster, addr string) bool {
-	if c != nil {
-		if t := c.Table(); t != nil {
-			if srv, ok := t.Server(addr); ok && !srv.Usable() {
-				return false
-			}
-		}
-	}
-	e := m.lookup(c, addr)
-	if e == nil {
-		return true
-	}
-	at := e.connectFailedAt.Load()
-	if at == 0 {
+	e := m.lookup(clusterName(c), addr)
+	if e == nil || !e.congested() {
 		return true
 	}
 	cfg := m.cfg.Load()
 	if !cfg.EnableCongestion {
 		return true
 	}
-	return m.now().UnixNano()-at >= int64(cfg.CongestionRetryInterval)
+	if e.dead.Load() != 0 || e.detect.Load() != 0 || e.forceCongested() {
+		return false
+	}
+	if m.started.Load() {
+		return false
+	}
+	// Nothing probes: a connect failure or an alive flag lasts
+	// congestion_retry_interval after the last failure.
+	last := max(e.connFailed.Load(), e.aliveHist.lastEvent())
+	return m.nowNanos()-last >= int64(cfg.CongestionRetryInterval)
 }
 
-// ConnectFailed records that a connection to addr failed (refused, timed
-// out, or the server did not send its handshake).
-func (m *Monitor) ConnectFailed(c *route.Cluster, addr string) {
-	e := m.entry(c, addr)
-	e.connectFailures.Add(1)
-	e.connectFailedAt.Store(m.now().UnixNano())
+// Entry returns the entry of addr in cluster c (nil in mysql routing
+// mode), adding it when it is new. Sessions keep the pointer for the life
+// of a server session.
+func (m *Monitor) Entry(c *route.Cluster, addr string) *Entry {
+	return m.entry(clusterName(c), addr, 0)
 }
 
-// ConnectSucceeded records that a connection to addr was opened, which
-// clears an earlier connect failure.
+// ConnectFailed records a failed connect to addr (see Entry.ConnectFailed).
+func (m *Monitor) ConnectFailed(c *route.Cluster, addr string) { m.Entry(c, addr).ConnectFailed() }
+
+// ConnectSucceeded records a connect to addr that delivered a handshake.
 func (m *Monitor) ConnectSucceeded(c *route.Cluster, addr string) {
-	if e := m.lookup(c, addr); e != nil && e.connectFailedAt.Load() != 0 {
-		e.connectFailedAt.Store(0)
+	if e := m.lookup(clusterName(c), addr); e != nil {
+		e.ConnectSucceeded()
 	}
 }
 
-func key(c *route.Cluster, addr string) entryKey {
+// Views returns a copy of every entry, ordered by cluster and address;
+// with cluster set, only that cluster's; without all, only congested ones.
+func (m *Monitor) Views(cluster string, all bool) []View {
+	now := m.nowNanos()
+	var out []View
+	for _, e := range m.snapshot() {
+		if cluster != "" && e.cluster != cluster {
+			continue
+		}
+		v := e.view(now)
+		if all || v.Congested {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b View) int {
+		if c := strings.Compare(a.Cluster, b.Cluster); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Addr, b.Addr)
+	})
+	return out
+}
+
+// Close stops the detect task and the config subscription.
+func (m *Monitor) Close() {
+	if m.started.Load() {
+		select {
+		case <-m.stop:
+		default:
+			close(m.stop)
+		}
+		m.done.Wait()
+	}
+	if m.unsub != nil {
+		m.unsub()
+	}
+}
+
+func (m *Monitor) nowNanos() int64 { return m.now().UnixNano() }
+
+func clusterName(c *route.Cluster) string {
 	if c == nil {
-		return entryKey{addr: addr}
+		return ""
 	}
-	return entryKey{cluster: c.Name(), addr: addr}
+	return c.Name()
 }
 
-func (m *Monitor) lookup(c *route.Cluster, addr string) *entry {
+func (m *Monitor) snapshot() []*Entry {
 	p := m.entries.Load()
 	if p == nil {
 		return nil
 	}
-	return (*p)[key(c, addr)]
+	return slices.Collect(maps.Values(*p))
 }
 
-// entry returns addr's entry, adding it when it is new.
-func (m *Monitor) entry(c *route.Cluster, addr string) *entry {
-	if e := m.lookup(c, addr); e != nil {
+func (m *Monitor) countCongested() int {
+	n := 0
+	for _, e := range m.snapshot() {
+		if e.congested() {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Monitor) lookup(cluster, addr string) *Entry {
+	p := m.entries.Load()
+	if p == nil {
+		return nil
+	}
+	return (*p)[entryKey{cluster, addr}]
+}
+
+// entry returns the entry, adding it (created at table generation gen)
+// when it is new.
+func (m *Monitor) entry(cluster, addr string, gen uint64) *Entry {
+	if e := m.lookup(cluster, addr); e != nil {
 		return e
 	}
 	m.addMu.Lock()
 	defer m.addMu.Unlock()
-	k := key(c, addr)
+	k := entryKey{cluster, addr}
 	old := m.entries.Load()
 	if old != nil {
 		if e := (*old)[k]; e != nil {
 			return e
 		}
 	}
-	next := map[entryKey]*entry{}
+	next := map[entryKey]*Entry{}
 	if old != nil {
 		next = maps.Clone(*old)
 	}
-	e := new(entry)
+	cfg := m.cfg.Load()
+	e := &Entry{mon: m, cluster: cluster, addr: addr, created: gen}
+	e.requests = m.metrics.requestsTo(e)
+	e.aliveHist.configure(cfg.CongestionFailWindow)
+	e.connHist.configure(cfg.CongestionFailWindow)
 	next[k] = e
 	m.entries.Store(&next)
 	return e
+}
+
+// remove forgets an entry (its server was deleted from the cluster).
+func (m *Monitor) remove(cluster, addr string) {
+	m.addMu.Lock()
+	defer m.addMu.Unlock()
+	old := m.entries.Load()
+	if old == nil {
+		return
+	}
+	next := maps.Clone(*old)
+	delete(next, entryKey{cluster, addr})
+	m.entries.Store(&next)
+}
+
+// configChanged applies a new configuration, as ODP's apply_new_config: a
+// changed window resets every history; a changed threshold re-evaluates
+// the alive flags.
+func (m *Monitor) configChanged(old, cfg *config.Config) {
+	windowChanged := old.CongestionFailWindow != cfg.CongestionFailWindow
+	thresholdChanged := old.CongestionFailureThreshold != cfg.CongestionFailureThreshold
+	if !windowChanged && !thresholdChanged {
+		return
+	}
+	now := m.nowNanos()
+	for _, e := range m.snapshot() {
+		if windowChanged {
+			e.aliveHist.configure(cfg.CongestionFailWindow)
+			e.connHist.configure(cfg.CongestionFailWindow)
+		}
+		n := int64(e.aliveHist.count(now))
+		switch {
+		case cfg.CongestionFailureThreshold <= 0 || n < cfg.CongestionFailureThreshold:
+			if e.alive.Swap(0) != 0 {
+				m.logChange(e, "alive", false, "why", "congestion_failure_threshold or congestion_fail_window changed")
+			}
+		case e.alive.Load() == 0:
+			if e.alive.CompareAndSwap(0, now) {
+				m.logChange(e, "alive", true, "why", "congestion_failure_threshold lowered", "failures", n)
+			}
+		}
+	}
+}
+
+// logChange logs a list change once, when it happens.
+func (m *Monitor) logChange(e *Entry, list string, on bool, kv ...any) {
+	m.metrics.change(list, on)
+	args := append([]any{"server", e.addr, "list", list}, kv...)
+	if e.cluster != "" {
+		args = append(args, "cluster", e.cluster)
+	}
+	if on {
+		m.log.Warn("server blocklisted", args...)
+	} else {
+		m.log.Info("server cleared", args...)
+	}
 }

@@ -41,6 +41,25 @@ const (
 	// server after their server broke before any byte of the answer
 	// reached the client (read-only statements outside transactions).
 	StatementsResent = "obgate_statement_resent_total"
+	// StatementsRetried counts statements sent to another server after the
+	// first one answered with an error that says nothing ran (8001, 8002,
+	// 5150, 4124, 5081, ...), by code.
+	StatementsRetried = "obgate_statement_retried_total"
+	// CongestedServers is a gauge of servers on any blocklist.
+	CongestedServers = "obgate_congested_servers"
+	// ServerCongested is 1 while a server is on a list, by server and list
+	// (dead, alive, detect, connect, force).
+	ServerCongested = "obgate_server_congested"
+	// CongestionChanges counts blocklist changes by list and change (set,
+	// clear).
+	CongestionChanges = "obgate_congestion_changes_total"
+	// AliveFailures counts failures seen by real traffic that count toward
+	// the alive-but-unavailable list, by reason.
+	AliveFailures = "obgate_server_alive_failures_total"
+	// DetectProbes counts probes of the detect task by result (ok, fail).
+	DetectProbes = "obgate_detect_probes_total"
+	// ServerRequests counts statements sent per server.
+	ServerRequests = "obgate_server_requests_total"
 )
 
 // Label values.

@@ -38,20 +38,29 @@ const (
 	CRMalformedPacket   uint16 = 2027
 	CRNetPacketTooLarge uint16 = 2020
 
-	OBTimeout                    uint16 = 4012
-	OBAllocateMemoryFailed       uint16 = 4013
-	OBNotMaster                  uint16 = 4038
-	OBConnectError               uint16 = 4124
-	OBErrKillClientSession       uint16 = 4401
-	OBSessionEntryExist          uint16 = 4661
-	OBClusterNoMatch             uint16 = 4666
-	OBClusterNotExist            uint16 = 4669
-	OBStandbyWeakReadOnly        uint16 = 4688
-	OBServiceNameNotFound        uint16 = 4780
-	OBNotPrimaryTenant           uint16 = 4782
-	OBErrReadOnly                uint16 = 5081
-	OBTenantNotInServer          uint16 = 5150
-	OBErrReroute                 uint16 = 5727
+	OBTimeout              uint16 = 4012
+	OBAllocateMemoryFailed uint16 = 4013
+	OBNotMaster            uint16 = 4038
+	OBConnectError         uint16 = 4124
+	OBErrKillClientSession uint16 = 4401
+	OBSessionEntryExist    uint16 = 4661
+	OBClusterNoMatch       uint16 = 4666
+	OBClusterNotExist      uint16 = 4669
+	OBStandbyWeakReadOnly  uint16 = 4688
+	OBServiceNameNotFound  uint16 = 4780
+	OBNotPrimaryTenant     uint16 = 4782
+	OBErrReadOnly          uint16 = 5081
+	OBTenantNotInServer    uint16 = 5150
+	OBErrReroute           uint16 = 5727
+	// OBTransRollbacked: the transaction was rolled back. obgate answers
+	// it when the server of an open transaction broke: the server rolls
+	// it back, and every later statement of it gets this error until the
+	// client ends the transaction.
+	OBTransRollbacked uint16 = 6002
+	// OBTransUnknown: the transaction's (or autocommit statement's) result
+	// is unknown. obgate answers it when a server broke after a write was
+	// sent and before any byte of its answer came back.
+	OBTransUnknown               uint16 = 6225
 	OBTransFreeRouteNotSupported uint16 = 6279
 	OBServerIsInit               uint16 = 8001
 	OBServerIsStopping           uint16 = 8002
@@ -108,6 +117,8 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	OBErrReadOnly:                {"25000", "OB_ERR_READ_ONLY"},
 	OBTenantNotInServer:          {"HY000", "OB_TENANT_NOT_IN_SERVER"},
 	OBErrReroute:                 {"HY000", "OB_ERR_REROUTE"},
+	OBTransRollbacked:            {"40000", "OB_TRANS_ROLLBACKED"},
+	OBTransUnknown:               {"HY000", "OB_TRANS_UNKNOWN"},
 	OBTransFreeRouteNotSupported: {"HY000", "OB_TRANS_FREE_ROUTE_NOT_SUPPORTED"},
 	OBServerIsInit:               {"HY000", "OB_SERVER_IS_INIT"},
 	OBServerIsStopping:           {"HY000", "OB_SERVER_IS_STOPPING"},

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"obgate/health"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -48,6 +49,10 @@ type serverConn struct {
 	current  atomic.Bool
 
 	sio serverIO // set by serverIO on first use after the login
+
+	// health is the server's health entry: statements are counted in and
+	// out of it and failures reported to it. Set by Server.dial.
+	health *health.Entry
 }
 
 // serverStmt is a client statement as prepared on one server session.
@@ -116,16 +121,12 @@ func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := srv.cfg.Load()
 	var lastErr error
 	for _, addr := range rt.Addrs {
-		be, h, pio, err := srv.dialServer(ctx, addr, cfg.ShortAsyncTaskTimeout, keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+		be, h, pio, err := srv.dial(ctx, nil, addr)
 		if err == nil {
-			srv.health.ConnectSucceeded(nil, addr)
 			return be, h, pio, nil
 		}
-		srv.metrics.serverConnectFailures.Inc()
-		srv.health.ConnectFailed(nil, addr)
 		srv.log.Debug("server connect failed", "addr", addr, "err", err)
 		lastErr = err
 		if isFDExhausted(err) {
@@ -140,6 +141,46 @@ func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, 
 	return nil, nil, nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
 }
 
+// dial opens a server session's connection to addr of cluster c (nil in
+// mysql routing mode) and reads its handshake, and tells the server's
+// health entry how that went. The handshake must come within
+// short_async_task_timeout, and within detect_server_timeout when that is
+// shorter: a server that cannot greet in that time would be found dead by
+// the detect task anyway, and a statement should not wait longer for it.
+func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
+	cfg := srv.cfg.Load()
+	entry := srv.health.Entry(c, addr)
+	timeout := min(cfg.ShortAsyncTaskTimeout, cfg.DetectServerTimeout)
+	start := time.Now()
+	be, h, pio, err := srv.dialServer(ctx, addr, timeout, keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+	switch {
+	case err == nil:
+		entry.ConnectSucceeded()
+		be.health = entry
+		return be, h, pio, nil
+	case isFDExhausted(err):
+		// obgate's own shortage, not the server's.
+	case ctx.Err() != nil:
+		// The client gave up (or its login deadline passed) while obgate
+		// was connecting: a failure only when the connect had taken
+		// min_congested_connect_timeout already, as ODP counts it.
+		if time.Since(start) >= cfg.MinCongestedConnectTimeout {
+			entry.AliveFailed("connect_abandoned")
+		}
+	default:
+		var se *mysqlproto.SQLError
+		if errors.As(err, &se) {
+			// The server greeted with an ERR: it is alive but refuses
+			// sessions now (too many connections, starting up).
+			entry.AliveFailed("connect_refused_by_server")
+		} else {
+			entry.ConnectFailed()
+		}
+	}
+	srv.metrics.serverConnectFailures.Inc()
+	return nil, nil, nil, err
+}
+
 // dialServer opens a connection to addr and reads its handshake.
 func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Duration, ka net.KeepAliveConfig) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
 	d := net.Dialer{Timeout: timeout, KeepAliveConfig: ka}
@@ -147,7 +188,11 @@ func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Dur
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	_ = conn.SetDeadline(time.Now().Add(timeout))
+	deadline := time.Now().Add(timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = conn.SetDeadline(deadline)
 	pio := mysqlproto.NewPacketIO(conn, conn)
 	greeting, err := pio.ReadPacket()
 	if err != nil {

@@ -42,6 +42,11 @@ func (s *Session) serveCommand() error {
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
 	s.resends, s.resendable = 0, false
+	s.tried, s.routeBound = s.tried[:0], false
+	if s.ob != nil {
+		s.ob.begunWith = nil
+		s.txnBefore = s.serverInTrans()
+	}
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
 	s.stmtCount.Add(1)
@@ -157,16 +162,24 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
 	o := s.relay(cmd)
 	for o.stage == stageSent && s.side.mayResend(o) {
-		if !s.resendKept() {
+		if !s.resendKept(o) {
 			break
 		}
 		o = s.relay(cmd)
 	}
 	s.releaseKept()
+	if o.fail == failServerERR {
+		// Nowhere else to send it: the client gets the server's ERR.
+		o.written, o.err = s.deliverHeldERR()
+		o.fail, o.stage = failNone, stageAnswered
+	}
 	s.srv.metrics.bytesToClient.Add(int(o.written))
 	if err := o.err; err != nil {
 		var se *statementError
 		if errors.As(err, &se) {
+			if se.txnBroken {
+				s.markTxnBroken()
+			}
 			s.countStatement(kind, true, start)
 			return false, s.writeError(se.reply)
 		}

@@ -80,6 +80,9 @@ func quitWith(src QuitSource, err error, reply *mysqlproto.SQLError) *sessionErr
 type statementError struct {
 	reply *mysqlproto.SQLError
 	cause error
+	// txnBroken: the failure ended the client's open transaction on its
+	// server; later statements of it fail too (Session.txnBroken).
+	txnBroken bool
 }
 
 func (e *statementError) Error() string { return e.reply.Error() + ": " + e.cause.Error() }

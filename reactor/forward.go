@@ -135,6 +135,10 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 					s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", s.backend.addr, "err", err)
 					s.backend.close()
 				}
+				if written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
+					s.heldERR = append(s.heldERR[:0], buf[:dec]...)
+					return 0, errRetryableERR
+				}
 				return written, flush(true)
 			}
 			if err := flush(false); err != nil {

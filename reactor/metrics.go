@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -132,4 +133,9 @@ func (s *Session) tenantMetrics() *tenantMetrics {
 		}
 	}
 	return s.tm
+}
+
+// retried counts a statement sent elsewhere after a server ERR.
+func (m *reactorMetrics) retried(code uint16) {
+	m.reg.Counter(metrics.StatementsRetried, "code", strconv.Itoa(int(code))).Inc()
 }

@@ -304,8 +304,12 @@ func (s *Session) writeErrorFor(err error) error {
 	case errors.As(err, &se):
 		return s.writeError(se)
 	case errors.Is(err, errTxnServerLost):
-		return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to the server of the open transaction"))
+		if s.cfg.ServerBreakAction == "disconnect" {
+			return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+				"Lost connection to the server of the open transaction"))
+		}
+		s.markTxnBroken()
+		return s.writeError(txnRolledBack("the connection to the server of the open transaction broke"))
 	case errors.Is(err, errPinnedServerLost):
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))

@@ -33,14 +33,10 @@ const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeU
 func (s *Session) openServer(ctx context.Context, addr string, first bool) (*serverConn, []byte, error) {
 	ob := s.ob
 	cfg := s.cfg
-	be, h, pio, err := s.srv.dialServer(ctx, addr, cfg.ShortAsyncTaskTimeout,
-		keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+	be, h, pio, err := s.srv.dial(ctx, ob.cluster, addr)
 	if err != nil {
-		s.srv.metrics.serverConnectFailures.Inc()
-		s.srv.health.ConnectFailed(ob.cluster, addr)
 		return nil, nil, err
 	}
-	s.srv.health.ConnectSucceeded(ob.cluster, addr)
 	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
@@ -64,6 +60,9 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 	case mysqlproto.ERRHeader:
 		be.close()
 		e, _ := mysqlproto.ParseERR(p)
+		if aliveFailureERR(e.Code) {
+			be.health.AliveFailed(errReason(e.Code))
+		}
 		return nil, nil, mysqlproto.SQLErrorFromERR(e)
 	case mysqlproto.OKHeader:
 	default:

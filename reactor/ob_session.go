@@ -31,7 +31,13 @@ type obSession struct {
 
 	vars      sessionVars
 	heldBegin []byte // BEGIN / START TRANSACTION held until the first real statement
-	pinned    bool   // temporary tables, user locks, SET TRANSACTION: stay on last
+	// begunWith is the held BEGIN sent with the current statement, given
+	// back to heldBegin when the statement goes to another server.
+	begunWith []byte
+	// txnBroken says the server of the open transaction broke: every
+	// statement fails until the client ends the transaction.
+	txnBroken bool
+	pinned    bool // temporary tables, user locks, SET TRANSACTION: stay on last
 	ps        map[uint32]*prepared
 	nextPS    uint32
 	// pendingPrepare is the statement of the COM_STMT_PREPARE in progress.
@@ -276,11 +282,13 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	if ob.last != nil {
 		req.Last = ob.last.addr
 	}
+	req.Tried = s.tried
 	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
 	ob.routeBuf = rt.Addrs
 	if err != nil {
 		return nil, err
 	}
+	s.routeBound = rt.Bound
 	if rt.Bound {
 		if ob.last.alive() {
 			return ob.last, nil
@@ -411,7 +419,7 @@ func (s *Session) syncServer(be *serverConn) error {
 		if err := s.internalRoundTrip(be, payload); err != nil {
 			return err
 		}
-		ob.heldBegin = nil
+		ob.begunWith, ob.heldBegin = ob.heldBegin, nil
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ const (
 	failServerTransport           // the server connection broke (EOF, reset, refused write)
 	failServerProtocol            // the server broke the protocol (bad checksum, out of step)
 	failTimeout                   // the server did not answer in time
+	failServerERR                 // the server answered an ERR obgate held back to retry elsewhere
 )
 
 // outcome is what relaying one statement's answer did. When the server
@@ -42,22 +43,43 @@ type outcome struct {
 	err     error // the relay's error (nil when answered)
 }
 
-// relay streams the answer to cmd (relayResponse) and says how far it got
-// and what failed.
+// relay streams the answer to cmd (relayResponse), says how far it got
+// and what failed, and tells the server's health entry.
 func (s *Session) relay(cmd mysqlproto.Command) outcome {
+	be := s.backend
+	be.health.Begin()
 	written, err := s.relayResponse(cmd)
+	be.health.End()
 	o := outcome{written: written, err: err, stage: stageAnswered}
 	switch {
 	case err == nil:
 		o.errCode = s.scanner.ErrCode()
-		return o
+	case errors.Is(err, errRetryableERR):
+		o.stage, o.fail, o.errCode = stageSent, failServerERR, s.scanner.ErrCode()
 	case written > 0:
-		o.stage = stagePartAnswered
+		o.stage, o.fail = stagePartAnswered, classifyFailure(err)
 	default:
-		o.stage = stageSent
+		o.stage, o.fail = stageSent, classifyFailure(err)
 	}
-	o.fail = classifyFailure(err)
+	reportOutcome(be, o)
 	return o
+}
+
+// reportOutcome counts what the server did wrong, if anything, against
+// it: the ERR codes of §2.4, and a broken connection, a protocol failure
+// or a timeout, unless obgate closed the connection itself (a KILL, the
+// detect task, the session ending).
+func reportOutcome(be *serverConn, o outcome) {
+	switch o.fail {
+	case failNone, failServerERR:
+		if o.errCode != 0 && aliveFailureERR(o.errCode) {
+			be.health.AliveFailed(errReason(o.errCode))
+		}
+	case failServerTransport, failServerProtocol, failTimeout:
+		if !be.closed.Load() || be.peerGone.Load() {
+			be.health.AliveFailed(o.fail.String())
+		}
+	}
 }
 
 // classifyFailure names what err says failed.

@@ -58,6 +58,7 @@ type Server struct {
 	poller      *pollerSet
 	clusters    *route.Clusters
 	health      *health.Monitor
+	ownHealth   bool // health was made by NewServer, which closes it
 	router      *route.Router
 
 	servers serverRegistry // open server sessions by server address
@@ -102,6 +103,7 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if srv.health == nil {
 		srv.health = health.NewMonitor(opts.Config)
+		srv.ownHealth = true
 	}
 	srv.router = route.NewRouter(srv.health)
 
@@ -122,6 +124,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Clusters != nil {
 		opts.Clusters.SetPanicHook(srv.metrics.countPanicAt)
 	}
+	srv.startHealth(opts)
 	cfg := opts.Config.Load()
 	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID, cfg.ServerRoutingMode == "mysql")
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
@@ -150,6 +153,9 @@ func (srv *Server) SetInterceptor(i Interceptor) { srv.interceptor = i }
 
 // Clusters returns the OceanBase clusters served (nil in mysql mode).
 func (srv *Server) Clusters() *route.Clusters { return srv.clusters }
+
+// Health returns the monitor that keeps the servers' blocklists.
+func (srv *Server) Health() *health.Monitor { return srv.health }
 
 // Config returns the configuration store.
 func (srv *Server) Config() *config.Store { return srv.cfg }
@@ -240,6 +246,9 @@ func (srv *Server) closePoller() {
 	}
 	if srv.servers.watch != nil {
 		srv.servers.watch.close()
+	}
+	if srv.ownHealth {
+		srv.health.Close()
 	}
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)

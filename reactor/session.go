@@ -69,6 +69,15 @@ type Session struct {
 	// resendable says it may be (see mayResend).
 	resends    int
 	resendable bool
+	// tried are the servers the current statement failed on; the router
+	// puts them last. txnBefore says a transaction was open on a server
+	// before the statement, routeBound that the router bound it to its
+	// last server; either forbids sending it elsewhere. heldERR is an
+	// ERR answer held back while the statement goes elsewhere.
+	tried      []string
+	txnBefore  bool
+	routeBound bool
+	heldERR    []byte
 
 	// Shared, immutable after the handshake.
 	clientAddr  string

@@ -50,6 +50,9 @@ type serverSide interface {
 	// mayResend reports whether the kept request may go to another server
 	// after that (see Session.mayResend).
 	mayResend(o outcome) bool
+	// holdsERR reports whether an ERR with code, the whole answer, is held
+	// back from the client so that the statement can go elsewhere.
+	holdsERR(code uint16) bool
 }
 
 // mysqlSide is the server side of mysql routing mode: one server session
@@ -86,6 +89,8 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 
 func (m mysqlSide) mayResend(outcome) bool { return false }
 
+func (m mysqlSide) holdsERR(uint16) bool { return false }
+
 // obSide is the server side of OceanBase mode: many server sessions, OK
 // packets rewritten for the client and learned from, prepared-statement
 // ids translated, and a server session that fails outside a transaction
@@ -93,11 +98,19 @@ func (m mysqlSide) mayResend(outcome) bool { return false }
 type obSide struct{ s *Session }
 
 func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
+	if o.s.ob.txnBroken {
+		if handled, err := o.s.brokenTxnCommand(cmd, n, start); handled {
+			return route.StmtOther, true, err
+		}
+	}
 	handled, err := o.s.obCommand(cmd, n, body, whole, start)
 	return route.StmtOther, handled, err
 }
 
 func (o obSide) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
+	if o.s.ob.txnBroken {
+		return true, o.s.brokenTxnStatement(n, f, start)
+	}
 	if !whole {
 		return false, nil
 	}
@@ -127,10 +140,18 @@ func (o obSide) refusedWrite(p []byte, err error) error {
 }
 
 func (o obSide) brokeBeforeAnswer(err error) error {
-	if o.s.serverInTrans() {
-		return quitWith(QuitServerNetwork, err, lostServer(o.s.backend.addr))
+	s := o.s
+	if s.cfg.ServerBreakAction == "disconnect" {
+		// ODP's way: the client connection closes.
+		s.dropServer(s.backend)
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
-	return o.s.serverSessionFailed(err)
+	if s.inTrans.Load() || s.serverInTrans() {
+		return s.transactionBroke(err)
+	}
+	return s.serverSessionFailed(err)
 }
 
 func (o obSide) mayResend(out outcome) bool { return o.s.mayResend(out) }
+
+func (o obSide) holdsERR(code uint16) bool { return o.s.holdsERR(code) }

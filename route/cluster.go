@@ -51,6 +51,8 @@ type Cluster struct {
 	stopped sync.WaitGroup
 	gen     atomic.Uint64
 	panics  *panicHook // the Clusters' hook; nil for a cluster outside one
+	// observer is the Clusters' table observer; nil outside one.
+	observer *observerHook
 }
 
 // tenantLists is an immutable map of tenant → server addresses.
@@ -175,6 +177,7 @@ func (c *Cluster) refresh(ctx context.Context) error {
 	}
 	t.Generation = c.gen.Add(1)
 	c.table.Store(t)
+	c.published(t)
 	return nil
 }
 

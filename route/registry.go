@@ -22,7 +22,8 @@ type Clusters struct {
 	defaultC string
 	closed   bool
 
-	panics panicHook // see SetPanicHook
+	panics   panicHook    // see SetPanicHook
+	observer observerHook // see SetTableObserver
 }
 
 // NewClusters creates the cluster resources named by the configuration
@@ -57,6 +58,7 @@ func NewClusters(cfg *config.Store, log *slog.Logger) (*Clusters, error) {
 func (cs *Clusters) add(name string, rs []string) {
 	cl := newCluster(name, -1, rs, cs.cfg, cs.log)
 	cl.panics = &cs.panics
+	cl.observer = &cs.observer
 	cs.m[name] = cl
 	cl.start()
 }

@@ -39,6 +39,9 @@ type Request struct {
 	// PreferLast puts Last first when it is available
 	// (enable_cached_server).
 	PreferLast bool
+	// Tried are servers the statement already failed on; they go after
+	// every other candidate, available or not.
+	Tried []string
 }
 
 // mustStay reports whether the statement may only run on the last server.
@@ -91,16 +94,17 @@ func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, e
 		start = int(r.rr.Add(1)-1) % len(list)
 	}
 	first := ""
-	if req.PreferLast && req.Last != "" && r.available(req.Cluster, req.Last) && slices.Contains(list, req.Last) {
+	if req.PreferLast && req.Last != "" && r.pass(req, req.Last) == 0 && slices.Contains(list, req.Last) {
 		first = req.Last
 		dst = append(dst, first)
 	}
 	// Available servers first, from the start; then the unavailable ones
-	// in the same order, tried when everything else failed.
-	for pass := range 2 {
+	// in the same order, tried when everything else failed (force retry);
+	// servers that already failed this statement last.
+	for pass := range 3 {
 		for i := range list {
 			addr := list[(start+i)%len(list)]
-			if addr == first || (pass == 0) != r.available(req.Cluster, addr) {
+			if addr == first || r.pass(req, addr) != pass {
 				continue
 			}
 			dst = append(dst, addr)
@@ -135,6 +139,18 @@ func (r *Router) serverList(ctx context.Context, req *Request) ([]string, error)
 		return nil, fmt.Errorf("cluster %s lists no servers", req.Cluster.Name())
 	}
 	return t.allAddrs, nil
+}
+
+// pass is the group addr is ordered in: 0 available, 1 unavailable, 2
+// already tried.
+func (r *Router) pass(req *Request, addr string) int {
+	switch {
+	case slices.Contains(req.Tried, addr):
+		return 2
+	case r.available(req.Cluster, addr):
+		return 0
+	}
+	return 1
 }
 
 func (r *Router) available(c *Cluster, addr string) bool {

@@ -73,3 +73,15 @@ func TestPlanReusesBuffer(t *testing.T) {
 		t.Fatalf("Plan allocates %.1f times with a reused buffer", allocs)
 	}
 }
+
+func TestPlanPutsTriedServersAfterBlockedOnes(t *testing.T) {
+	r := NewRouter(blockSet{"b:1": true})
+	req := &Request{Servers: []string{"a:1", "b:1", "c:1"}, Tried: []string{"a:1"}, Last: "a:1", PreferLast: true}
+	rt, err := r.Plan(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"c:1", "b:1", "a:1"}; !slices.Equal(rt.Addrs, want) {
+		t.Fatalf("got %v, want %v: available, then listed (force retry), then already tried", rt.Addrs, want)
+	}
+}

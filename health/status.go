@@ -1,0 +1,89 @@
+package health
+
+import (
+	"obgate/route"
+)
+
+var _ route.TableObserver = (*Monitor)(nil)
+
+// TableChanged is the status blocklist: it maps each server of a newly
+// read cluster table to its lists as ODP does (odp-behaviour.md §1.4,
+// §2.3). INACTIVE and REPLAY servers are dead-congested; an ACTIVE one is
+// cleared once min_keep_congestion_interval has passed since it was set
+// (checked on every refresh, so a server comes back within that interval
+// plus one refresh); a server being upgraded (stop_time) or in an
+// INACTIVE zone is force-congested for as long as that lasts; servers no
+// longer listed are forgotten. It runs on the cluster's refresh goroutine.
+func (m *Monitor) TableChanged(c *route.Cluster, t *route.Table) {
+	if t != nil {
+		m.applyTable(c.Name(), t)
+	}
+}
+
+// applyTable applies the table of the named cluster.
+func (m *Monitor) applyTable(name string, t *route.Table) {
+	listed := make(map[string]bool, len(t.Servers))
+	now := m.nowNanos()
+	for _, s := range t.Servers {
+		listed[s.Addr] = true
+		e := m.entry(name, s.Addr, t.Generation)
+		z := zoneOf(s.Zone)
+		if old := e.zone.Swap(z); old != nil && old.upgrade != z.upgrade {
+			m.logChange(e, "force", z.upgrade, "zone", z.name)
+		}
+		m.applyStatus(e, stateOf(s.State), now)
+	}
+	for _, e := range m.snapshot() {
+		if e.cluster == name && !listed[e.addr] {
+			m.log.Info("server no longer listed by its cluster; its health entry is removed", "cluster", name, "server", e.addr)
+			m.remove(name, e.addr)
+		}
+	}
+}
+
+func zoneOf(z *route.Zone) *zoneInfo {
+	if z == nil {
+		return &zoneInfo{}
+	}
+	return &zoneInfo{name: z.Name, region: z.Region, upgrade: z.State == route.ZoneUpgrade}
+}
+
+func stateOf(s route.ServerState) State {
+	switch s {
+	case route.ServerInactive:
+		return StateInactive
+	case route.ServerReplay:
+		return StateReplay
+	case route.ServerUpgrade:
+		return StateUpgrade
+	case route.ServerDeleting:
+		return StateDeleting
+	}
+	return StateActive
+}
+
+// applyStatus applies one server's state from the refresh.
+func (m *Monitor) applyStatus(e *Entry, st State, now int64) {
+	prev := State(e.statusState.Swap(uint32(st)))
+	if prev != st {
+		e.shownState.Store(uint32(st))
+		if prev == StateUpgrade || st == StateUpgrade {
+			m.logChange(e, "force", st == StateUpgrade, "state", st.String())
+		}
+	}
+	switch st {
+	case StateInactive, StateReplay:
+		if e.dead.CompareAndSwap(0, now) {
+			m.logChange(e, "dead", true, "state", st.String())
+		}
+	case StateActive:
+		d := e.dead.Load()
+		if d == 0 {
+			return
+		}
+		if now-d >= int64(m.cfg.Load().MinKeepCongestionInterval) && e.dead.CompareAndSwap(d, 0) {
+			e.alive.Store(0)
+			m.logChange(e, "dead", false, "state", st.String())
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package reactor_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"obgate/health"
+	"obgate/internal/testkit"
+	"obgate/mysqlproto"
+	"obgate/tools/obsim"
+)
+
+// haMode is the client I/O mode of the high-availability tests: what they
+// test lies behind the client side, so one mode is enough.
+const haMode = "net"
+
+// viewOf returns obgate's health view of addr.
+func viewOf(p *testkit.Proxy, addr string) (health.View, bool) {
+	for _, v := range p.Server.Health().Views("", true) {
+		if v.Addr == addr {
+			return v, true
+		}
+	}
+	return health.View{}, false
+}
+
+// waitFor polls cond every 50 ms for at most limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freshConn opens a new client session (a new pool of one).
+func freshConn(t *testing.T, p *testkit.Proxy) *sql.Conn {
+	t.Helper()
+	_, conn := obConn(t, p)
+	return conn
+}
+
+// TestOBServerErrorsRetriedElsewhereThenServerListed injects 8001 (server
+// initialising) on one node: statements that reach it are sent to another
+// node invisibly, reads and writes alike (8001 means nothing ran); after
+// congestion_failure_threshold of them within the window the node is
+// alive-congested and new sessions stop reaching it; once it answers
+// again, a background probe lets it back after congestion_retry_interval
+// without costing any client a statement.
+func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode, "congestion_retry_interval", "2s", "enable_cached_server", "false")
+	x := c.Node("zone2-1")
+	mk := newMarker("err8001")
+	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Pattern: mk, Code: mysqlproto.OBServerIsInit}); err != nil {
+		t.Fatal(err)
+	}
+	conn := freshConn(t, p)
+	for i := range 40 {
+		if got := rowStrings(t, conn, fmt.Sprintf("SELECT %d /* %s-r%d */", i, mk, i)); got[0][0] != fmt.Sprint(i) {
+			t.Fatalf("read %d answered %q", i, got)
+		}
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'w') /* %s-w%d */", 7000+i, mk, i))
+	}
+	v, ok := viewOf(p, x.Addr())
+	if !ok || !v.AliveCongested {
+		t.Fatalf("node answering 8001 to every statement is not alive-congested: %+v", v)
+	}
+	if n := queryInt(t, directDB(t), fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id >= 7000 AND id < 7040", obDB)); n != 40 {
+		t.Fatalf("%d of 40 acknowledged writes are in the table", n)
+	}
+	fired := 0
+	for _, e := range proxyEntries(c, mk) {
+		if e.Injected {
+			fired++
+		}
+	}
+	if fired < 5 {
+		t.Fatalf("only %d statements reached the failing node; the test proves nothing", fired)
+	}
+	checkCongestionAdmin(t, p, x.Addr())
+	// Listed: no statement reaches it any more.
+	c.ClearLogs()
+	for i := range 20 {
+		rowStrings(t, freshConn(t, p), fmt.Sprintf("SELECT 1 /* %s-after%d */", mk, i))
+	}
+	if nodes := nodesOf(proxyEntries(c, mk+"-after")); strings.Contains(strings.Join(nodes, ","), x.Name()) {
+		t.Fatalf("statements still reach the listed node: %v", nodes)
+	}
+	// Healthy again: probed and let back without client traffic.
+	c.ClearErrors()
+	waitFor(t, 15*time.Second, "the recovered node leaves the alive list", func() bool {
+		v, _ := viewOf(p, x.Addr())
+		return !v.AliveCongested
+	})
+}
+
+// TestOBTransactionBrokenByServerFailure stops the node of an open write
+// transaction: the next statement gets ERR 6002 (rolled back), so does
+// every statement until the client ends the transaction, nothing of it is
+// committed, and the session goes on with later transactions.
+func TestOBTransactionBrokenByServerFailure(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	for _, end := range []string{"ROLLBACK", "COMMIT"} {
+		t.Run(end, func(t *testing.T) {
+			resetOBSim(t, c)
+			p := startOBProxy(t, c, haMode)
+			conn := freshConn(t, p)
+			mk := newMarker("txnbreak")
+			base := 8000
+			if end == "COMMIT" {
+				base = 8100
+			}
+			execCtx(t, conn, "BEGIN")
+			execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'a') /* %s-1 */", base, mk))
+			x := entryFor(t, c, mk+"-1 ").Node
+			if err := c.Node(x).Stop(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			defer cancel()
+			for i, q := range []string{
+				fmt.Sprintf("INSERT INTO kv VALUES (%d, 'b') /* %s-2 */", base+1, mk),
+				"SELECT 1",
+				fmt.Sprintf("INSERT INTO kv VALUES (%d, 'c') /* %s-3 */", base+2, mk),
+			} {
+				_, err := conn.ExecContext(ctx, q)
+				if code := sqlErrorCode(err); code != mysqlproto.OBTransRollbacked {
+					t.Fatalf("statement %d of the broken transaction: %v (code %d), want ERR %d", i+2, err, code, mysqlproto.OBTransRollbacked)
+				}
+			}
+			_, err := conn.ExecContext(ctx, end)
+			if end == "ROLLBACK" && err != nil {
+				t.Fatalf("ROLLBACK of the broken transaction: %v", err)
+			}
+			if end == "COMMIT" && sqlErrorCode(err) != mysqlproto.OBTransRollbacked {
+				t.Fatalf("COMMIT of the broken transaction: %v, want ERR %d", err, mysqlproto.OBTransRollbacked)
+			}
+			execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-4 */", base+3, mk))
+			if err := c.Node(x).Start(); err != nil {
+				t.Fatal(err)
+			}
+			db := directDB(t)
+			if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN %d AND %d", obDB, base, base+2)); n != 0 {
+				t.Fatalf("%d writes of the broken transaction were committed", n)
+			}
+			if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id = %d", obDB, base+3)); n != 1 {
+				t.Fatalf("the write after the broken transaction is missing")
+			}
+		})
+	}
+}
+
+// TestOBAutocommitWriteOfUnknownOutcome breaks a node while an autocommit
+// write waits for its answer: the write is not sent again (it may have
+// run); the client gets ERR 6225 (result unknown) and keeps its
+// connection, and a read in the same situation is answered from another
+// node.
+func TestOBAutocommitWriteOfUnknownOutcome(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode)
+	conn := freshConn(t, p)
+	mk := newMarker("unknown")
+	rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
+	x := c.Node(entryFor(t, c, mk+"-0 ").Node)
+	x.Slow(time.Second)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = x.Stop()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8200, 'u') /* %s-1 */", mk))
+	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
+		t.Fatalf("write whose server broke before answering: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
+	}
+	if got := rowStrings(t, conn, fmt.Sprintf("SELECT 2 /* %s-2 */", mk)); got[0][0] != "2" {
+		t.Fatalf("the session after the unknown write: %q", got)
+	}
+	x.Slow(0)
+	if err := x.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOBDetectFindsHungServerAndClosesItsConnections hangs a node with
+// server_detect_mode=3 and a 1 s detect timeout: it is detect-congested
+// within a few seconds, every connection obgate holds to it is closed,
+// and a read that was waiting on it is answered from another node.
+func TestOBDetectFindsHungServerAndClosesItsConnections(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode, "server_detect_mode", "3", "detect_server_timeout", "1s")
+	conn := freshConn(t, p)
+	mk := newMarker("hang")
+	rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
+	x := c.Node(entryFor(t, c, mk+"-0 ").Node)
+	others := make([]*sql.Conn, 4)
+	for i := range others {
+		others[i] = freshConn(t, p)
+		rowStrings(t, others[i], "SELECT 1")
+	}
+	x.Hang()
+	defer x.Unhang()
+	hungAt := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT 5 /* %s-1 */", mk))
+	if err != nil {
+		t.Fatalf("read waiting on the hung node: %v, want an answer from another node", err)
+	}
+	got, _ := scanStrings(rows)
+	rows.Close()
+	if fmt.Sprint(got) != "[[5]]" {
+		t.Fatalf("read answered %q", got)
+	}
+	v, _ := viewOf(p, x.Addr())
+	if !v.DetectCongested {
+		t.Fatalf("hung node answered around but is not detect-congested: %+v", v)
+	}
+	t.Logf("hung node listed and its read answered elsewhere after %v", time.Since(hungAt).Round(100*time.Millisecond))
+	waitFor(t, 2*time.Second, "connections to the dead node closed", func() bool {
+		return p.Server.ServerSessionCount(x.Addr()) == 0
+	})
+	x.Unhang()
+	waitFor(t, 10*time.Second, "the node leaves the detect list once it answers", func() bool {
+		v, _ := viewOf(p, x.Addr())
+		return !v.DetectCongested
+	})
+}
+
+// TestOBStatusListDrainsAndRestoresServer sets a node INACTIVE in
+// DBA_OB_SERVERS: after one refresh no new statement reaches it; once it
+// is ACTIVE again and min_keep_congestion_interval has passed it takes
+// statements again. A stop_time (upgrade) drains it the same way.
+func TestOBStatusListDrainsAndRestoresServer(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode, "server_state_refresh_interval", "200ms",
+		"min_keep_congestion_interval", "1s", "enable_cached_server", "false")
+	x := c.Node("zone3-1")
+	reaches := func(mk string) bool {
+		for i := range 12 {
+			rowStrings(t, freshConn(t, p), fmt.Sprintf("SELECT 1 /* %s-%d */", mk, i))
+		}
+		return strings.Contains(strings.Join(nodesOf(proxyEntries(c, mk)), ","), x.Name())
+	}
+	for _, fault := range []struct {
+		name       string
+		set, unset func() error
+	}{
+		{"inactive", func() error { return x.SetStatus("INACTIVE") }, func() error { return x.SetStatus("ACTIVE") }},
+		{"stop_time", func() error { return x.SetStopTime(time.Now()) }, func() error { return x.SetStopTime(time.Time{}) }},
+		{"zone_inactive", func() error { return c.SetZoneStatus("zone3", "INACTIVE") }, func() error { return c.SetZoneStatus("zone3", "ACTIVE") }},
+	} {
+		if err := fault.set(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, fault.name+": listed", func() bool {
+			v, _ := viewOf(p, x.Addr())
+			return v.Congested
+		})
+		if reaches(newMarker(fault.name + "-drained")) {
+			t.Fatalf("%s: statements still reach the drained node", fault.name)
+		}
+		if err := fault.unset(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, fault.name+": back", func() bool {
+			v, _ := viewOf(p, x.Addr())
+			return !v.Congested
+		})
+		waitFor(t, 10*time.Second, fault.name+": takes statements again", func() bool {
+			return reaches(newMarker(fault.name + "-back"))
+		})
+	}
+}
+
+// checkCongestionAdmin reads SHOW PROXYCONGESTION as root@proxysys: ODP's
+// 20 columns in ODP's order, and addr listed as alive-congested (only
+// congested servers without ALL; every server with it).
+func checkCongestionAdmin(t *testing.T, p *testkit.Proxy, addr string) {
+	t.Helper()
+	want := "cluster_name zone_name region_name zone_state server_ip cr_version server_state " +
+		"alive_congested last_alive_congested dead_congested last_dead_congested stat_alive_failures " +
+		"stat_conn_failures conn_last_fail_time conn_failure_events alive_last_fail_time " +
+		"alive_failure_events ref_count detect_congested last_detect_congested"
+	out := lines(cli(t, p, "", "-u", "root@proxysys", "-B", "-e", "SHOW PROXYCONGESTION"))
+	if len(out) != 2 {
+		t.Fatalf("SHOW PROXYCONGESTION lists %d rows, want the one congested server:\n%s", len(out)-1, strings.Join(out, "\n"))
+	}
+	if got := strings.Join(strings.Split(out[0], "\t"), " "); got != want {
+		t.Fatalf("columns:\n%s\nwant\n%s", got, want)
+	}
+	row := strings.Split(out[1], "\t")
+	if row[0] != obClusterName || row[4] != addr || row[7] != "1" || row[6] != "ACTIVE" {
+		t.Fatalf("row = %q", row)
+	}
+	all := lines(cli(t, p, "", "-u", "root@proxysys", "-B", "-N", "-e", "SHOW PROXYCONGESTION ALL "+obClusterName))
+	if len(all) != 3 {
+		t.Fatalf("SHOW PROXYCONGESTION ALL lists %d servers, want 3", len(all))
+	}
+}

@@ -1,0 +1,157 @@
+package reactor
+
+import (
+	"errors"
+	"strconv"
+
+	"obgate/mysqlproto"
+)
+
+// A statement whose server failed before any byte of the answer reached
+// the client may be sent again to another server, invisibly, within a
+// budget. Two kinds of failure qualify (OceanBase mode):
+//
+//   - the server answered with an ERR that says nothing ran and another
+//     server may take it (retryableERR, odp-behaviour.md §4.3): any
+//     statement, write or read;
+//   - the server's connection broke or the server broke the protocol:
+//     only a read-only statement read whole (s.resendable), since a write
+//     may have run.
+//
+// Never inside a transaction that was open on a server before the
+// statement (the first statement of a transaction may go again, with its
+// held BEGIN), never for a session pinned to its server, never for a
+// request larger than one piece (it was streamed, not kept) or one that
+// carries a server-specific statement id. Not after a timeout either: a
+// statement that ran out of time would do so elsewhere too, and the
+// server may still be running it.
+
+// errRetryableERR ends a relay whose answer is an ERR obgate holds back
+// (s.heldERR) to send the statement elsewhere.
+var errRetryableERR = errors.New("server answered with an error that another server may not give")
+
+// retryableERR reports the server error codes after which ODP sends a
+// statement to another server: the server did not run it.
+func retryableERR(code uint16) bool {
+	switch code {
+	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBTenantNotInServer,
+		mysqlproto.OBConnectError, mysqlproto.OBErrReadOnly:
+		return true
+	}
+	return false
+}
+
+// aliveFailureERR reports the server error codes that count against the
+// server on the alive-but-unavailable list (odp-behaviour.md §2.4).
+func aliveFailureERR(code uint16) bool {
+	switch code {
+	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBPacketChecksumError,
+		mysqlproto.OBAllocateMemoryFailed:
+		return true
+	}
+	return false
+}
+
+// retryBudget is how many times one statement may go again: ODP's
+// max(connect_observer_max_retries, 2 × replicas + 1), less the first try.
+func (s *Session) retryBudget() int {
+	replicas := 0
+	if s.ob != nil {
+		replicas = len(s.ob.routeBuf)
+	}
+	return max(int(s.cfg.ConnectObserverMaxRetries), 2*replicas+1) - 1
+}
+
+// mayRetry is the common part of the rules above: the request is kept
+// whole, unpatched, the budget is not spent and nothing binds the session
+// to the server that failed.
+func (s *Session) mayRetry() bool {
+	if s.kept == nil || s.patchOn || s.resends >= s.retryBudget() {
+		return false
+	}
+	return !s.txnBefore && !s.ob.pinned && !s.routeBound
+}
+
+// mayResend reports whether the kept request may go to another server
+// after outcome o (see the rules above).
+func (s *Session) mayResend(o outcome) bool {
+	if !s.mayRetry() {
+		return false
+	}
+	switch o.fail {
+	case failServerERR:
+		return true // relayResponse held the ERR back only when retryableERR
+	case failServerTransport, failServerProtocol:
+		return s.resendable
+	}
+	return false
+}
+
+// holdsERR reports whether relayResponse should hold back an ERR with
+// code, the whole answer so far, to send the statement elsewhere.
+func (s *Session) holdsERR(code uint16) bool {
+	return s.ob != nil && retryableERR(code) && s.mayRetry()
+}
+
+// resendKept sends the kept request to a server session the router picks
+// among the servers not yet tried for it; the one that failed is dropped
+// (a transaction its held BEGIN opened there ends with it) and the held
+// BEGIN is sent again with the statement. It reports false when no server
+// session could take the request; the client then gets the failure.
+func (s *Session) resendKept(o outcome) bool {
+	s.resends++
+	if failed := s.backend; failed != nil {
+		s.tried = append(s.tried, failed.addr)
+		s.dropServer(failed)
+	}
+	if s.ob.begunWith != nil {
+		s.ob.heldBegin = s.ob.begunWith
+	}
+	be, err := s.routeStatement(needAny)
+	if err != nil {
+		return false
+	}
+	if err := be.writeRequest(s.kept, true, true); err != nil {
+		s.dropServer(be)
+		return false
+	}
+	if o.fail == failServerERR {
+		s.srv.metrics.retried(o.errCode)
+	} else {
+		s.srv.metrics.resent.Inc()
+	}
+	s.srv.log.Debug("statement sent again to another server", "session", s.id, "server", be.addr,
+		"after", o.fail.String(), "code", o.errCode)
+	return true
+}
+
+// deliverHeldERR sends the ERR that relayResponse held back, when the
+// statement could not go elsewhere after all.
+func (s *Session) deliverHeldERR() (int64, error) {
+	if err := s.client.Write(s.heldERR); err != nil {
+		return 0, quit(QuitClientNetwork, err)
+	}
+	if err := s.client.Flush(); err != nil {
+		return 0, quit(QuitClientNetwork, err)
+	}
+	return int64(len(s.heldERR)), nil
+}
+
+func (f failClass) String() string {
+	switch f {
+	case failClient:
+		return "client"
+	case failServerTransport:
+		return "server_transport"
+	case failServerProtocol:
+		return "server_protocol"
+	case failTimeout:
+		return "timeout"
+	case failServerERR:
+		return "server_err"
+	}
+	return "none"
+}
+
+// errReason names a server ERR for the health metrics.
+func errReason(code uint16) string { return "err_" + strconv.Itoa(int(code)) }

@@ -1,0 +1,91 @@
+package reactor
+
+import (
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// When the server of an open transaction breaks (OceanBase mode, with
+// server_break_action=error), the server rolls the transaction back. The
+// client learns it from an ERR 6002 (OB_TRANS_ROLLBACKED), and then from
+// the same error for every statement it sends until it ends the
+// transaction: ROLLBACK succeeds, COMMIT fails (there is nothing to
+// commit), COM_RESET_CONNECTION and COM_CHANGE_USER end it too. Nothing
+// runs in autocommit behind a client that believes it is still in its
+// transaction. Only the goroutine running the session's command calls
+// these.
+
+// transactionBroke is the error for a statement whose server broke while
+// the client's transaction was open.
+func (s *Session) transactionBroke(err error) error {
+	be := s.backend
+	s.srv.metrics.serverFailure(err)
+	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
+	s.dropServer(be)
+	return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
+		cause: err, txnBroken: true}
+}
+
+func txnRolledBack(why string) *mysqlproto.SQLError {
+	return mysqlproto.NewSQLError(mysqlproto.OBTransRollbacked,
+		"Transaction rollbacked: %s; send ROLLBACK to end the transaction", why)
+}
+
+// markTxnBroken enters the broken-transaction state.
+func (s *Session) markTxnBroken() {
+	s.ob.txnBroken = true
+	s.ob.heldBegin, s.ob.begunWith = nil, nil
+	s.status |= mysqlproto.StatusInTrans
+	s.inTrans.Store(true)
+}
+
+// endBrokenTxn leaves it: the client ended the transaction.
+func (s *Session) endBrokenTxn() {
+	s.ob.txnBroken = false
+	s.status &^= mysqlproto.StatusInTrans
+	s.inTrans.Store(false)
+}
+
+// brokenTxnStatement answers a COM_QUERY in the broken-transaction state.
+func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) error {
+	if err := s.skipPacket(n); err != nil {
+		return err
+	}
+	switch {
+	case f.Txn == route.TxnRollback && !f.MultiStatement:
+		s.endBrokenTxn()
+		if f.Chain {
+			s.ob.heldBegin = []byte("START TRANSACTION")
+			s.status |= mysqlproto.StatusInTrans
+			s.inTrans.Store(true)
+		}
+		s.countStatement(f.Kind, false, start)
+		return s.writeOK(0, "")
+	case f.Txn == route.TxnCommit && !f.MultiStatement:
+		s.endBrokenTxn()
+		s.countStatement(f.Kind, true, start)
+		return s.writeError(txnRolledBack("the transaction was rolled back when its server broke; nothing was committed"))
+	}
+	s.countStatement(f.Kind, true, start)
+	return s.writeError(txnRolledBack("the transaction was rolled back when its server broke"))
+}
+
+// brokenTxnCommand answers the commands other than COM_QUERY in the
+// broken-transaction state; it reports false for those that run as usual
+// (and end the state, for a reset or a change of user).
+func (s *Session) brokenTxnCommand(cmd mysqlproto.Command, n int, start time.Time) (bool, error) {
+	switch cmd {
+	case mysqlproto.ComResetConnection, mysqlproto.ComChangeUser:
+		s.endBrokenTxn()
+		return false, nil
+	case mysqlproto.ComPing, mysqlproto.ComStmtClose, mysqlproto.ComStmtReset, mysqlproto.ComStatistics:
+		return false, nil
+	}
+	if err := s.skipPacket(n); err != nil {
+		return true, err
+	}
+	s.countStatement(route.StmtOther, true, start)
+	return true, s.writeError(txnRolledBack("the transaction was rolled back when its server broke"))
+}
