@@ -87,13 +87,6 @@ type Server struct {
 	State   ServerState
 }
 
-// Usable reports whether the cluster's own view lets the server take new
-// requests: ODP's "force congested" states (server inactive or being
-// upgraded, zone upgrading) and not-yet-serving servers are not usable.
-func (s *Server) Usable() bool {
-	return s.State == ServerActive && (s.Zone == nil || s.Zone.State == ZoneActive)
-}
-
 // Tenant is one tenant of a cluster.
 type Tenant struct {
 	Name        string
