@@ -92,6 +92,7 @@ type Config struct {
 	DetectServerTimeout              time.Duration
 	RPCEnableCongestion              bool
 	ServerBreakAction                string
+	MySQLUserHashes                  string
 
 	// Routing.
 	DelayUpdateEntryInterval         time.Duration

@@ -58,6 +58,9 @@ const (
 	AliveFailures = "obgate_server_alive_failures_total"
 	// DetectProbes counts probes of the detect task by result (ok, fail).
 	DetectProbes = "obgate_detect_probes_total"
+	// SessionsMoved counts mysql-mode client sessions carried to another
+	// server after theirs failed.
+	SessionsMoved = "obgate_session_moved_total"
 	// ServerRequests counts statements sent per server.
 	ServerRequests = "obgate_server_requests_total"
 )

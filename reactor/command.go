@@ -89,6 +89,9 @@ func (s *Session) serveCommand() error {
 			return err
 		}
 	}
+	if s.ob == nil {
+		s.noteMoveState(cmd, &s.facts)
+	}
 	if err := s.side.acquire(need); err != nil {
 		return s.refuse(n, err)
 	}

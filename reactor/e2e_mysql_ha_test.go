@@ -1,13 +1,21 @@
 package reactor_test
 
 import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
+	"obgate/mysqlproto"
 )
 
 // TestMySQLModeAvoidsDeadAndHungServers lists, in mysql routing mode, a
@@ -75,4 +83,89 @@ func metricValue(t *testing.T, p *testkit.Proxy, series string) float64 {
 	}
 	t.Fatalf("no series %s", series)
 	return 0
+}
+
+// TestMySQLModeMovesSessionsOffAHungServer fronts two MariaDB servers in
+// mysql routing mode, with the client's mysql_native_password hash in
+// mysql_user_hashes. The first server is stopped with SIGSTOP: a read
+// waiting on it is answered by the other server once the detect task
+// finds the first one dead, and an idle session on it moves with its next
+// statement; neither client sees an error. A session that set a variable
+// cannot move and is disconnected instead.
+func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	second, err := mariadbd.Start(ctx, mariadbd.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+	if err := second.Exec(ctx, "CREATE DATABASE "+testDB,
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
+		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser)); err != nil {
+		t.Fatal(err)
+	}
+	hash := "*" + strings.ToUpper(hex.EncodeToString(mysqlproto.PasswordStage2(mysqlproto.PasswordStage1([]byte(otherPass)))))
+	p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(),
+		"mysql_user_hashes", otherUser+":"+hash,
+		"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+	session := func() *sql.Conn {
+		db := openDB(t, driverConfig(p, otherUser, otherPass, testDB))
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	port := func(c *sql.Conn) (int, error) {
+		var n int
+		err := c.QueryRowContext(ctx, "SELECT @@port").Scan(&n)
+		return n, err
+	}
+	var onSecond []*sql.Conn
+	for len(onSecond) < 3 {
+		c := session()
+		if n, err := port(c); err != nil {
+			t.Fatal(err)
+		} else if n == second.Port() {
+			onSecond = append(onSecond, c)
+		}
+	}
+	busy, idle, stateful := onSecond[0], onSecond[1], onSecond[2]
+	if _, err := stateful.ExecContext(ctx, "SET @kept = 1"); err != nil {
+		t.Fatal(err)
+	}
+	sigstop(t, second.PID())
+	defer syscall.Kill(second.PID(), syscall.SIGCONT)
+	if n, err := port(busy); err != nil || n != mdb.Port() {
+		t.Fatalf("read waiting on the stopped server: port %d, %v; want the other server's answer", n, err)
+	}
+	if n, err := port(idle); err != nil || n != mdb.Port() {
+		t.Fatalf("idle session after its server was found dead: port %d, %v; want it moved", n, err)
+	}
+	if _, err := port(stateful); err == nil {
+		t.Fatal("a session with a user variable moved without it")
+	}
+	if n := metricValue(t, p, "obgate_session_moved_total"); n < 2 {
+		t.Fatalf("obgate_session_moved_total = %v, want at least 2", n)
+	}
+}
+
+// sigstop stops a process and waits until the kernel shows it stopped
+// (a signal is delivered asynchronously; the process may run briefly).
+func sigstop(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "process stopped", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return strings.HasPrefix(rest, "T")
+	})
 }

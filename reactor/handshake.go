@@ -92,6 +92,7 @@ func (s *Session) handshake(count int64) error {
 		}
 	}
 	greet := s.greeting(sh, cfg)
+	s.move.scramble = greet.AuthData
 	cpio, first, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
 		closeBackend()
@@ -239,7 +240,7 @@ func (s *Session) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, fi
 	if err := spio.WritePacketFlush(first); err != nil {
 		return quit(QuitServerNetwork, err)
 	}
-	for range 16 {
+	for round := range 16 {
 		p, err := spio.ReadPacket()
 		if err != nil {
 			_ = cpio.WritePacketFlush(lostServer(be.addr).AppendPacket(nil))
@@ -255,6 +256,11 @@ func (s *Session) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, fi
 		case mysqlproto.OKHeader:
 			ok, _ := mysqlproto.ParseOK(p, s.caps)
 			s.status = ok.Status
+			if round == 0 {
+				// Accepted at once: the client's token answered the
+				// greeting's scramble (no auth switch).
+				s.keepMoveLogin(resp, serverCaps)
+			}
 			return nil
 		case mysqlproto.ERRHeader:
 			e, _ := mysqlproto.ParseERR(p)

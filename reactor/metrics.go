@@ -28,6 +28,7 @@ type reactorMetrics struct {
 	quits                  [len(quitNames)]*vm.Counter
 	panics                 [numPanicSites]*vm.Counter
 	resent                 *vm.Counter
+	sessionsMoved          *vm.Counter
 	refusedFD              *vm.Counter // clients refused: no file descriptor left
 
 	reg     *metrics.Registry
@@ -54,6 +55,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
 		resent:                 r.Counter(metrics.StatementsResent),
+		sessionsMoved:          r.Counter(metrics.SessionsMoved),
 	}
 	for i := range m.panics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())

@@ -30,6 +30,10 @@ import (
 // (s.heldERR) to send the statement elsewhere.
 var errRetryableERR = errors.New("server answered with an error that another server may not give")
 
+// errServerGone reports, in mysql routing mode, a session whose server
+// connection is gone and which cannot move.
+var errServerGone = errors.New("the server closed the session's connection")
+
 // retryableERR reports the server error codes after which ODP sends a
 // statement to another server: the server did not run it.
 func retryableERR(code uint16) bool {
@@ -102,17 +106,18 @@ func (s *Session) resendKept(o outcome) bool {
 	s.resends++
 	if failed := s.backend; failed != nil {
 		s.tried = append(s.tried, failed.addr)
-		s.dropServer(failed)
+		s.side.drop(failed)
 	}
-	if s.ob.begunWith != nil {
+	if s.ob != nil && s.ob.begunWith != nil {
 		s.ob.heldBegin = s.ob.begunWith
 	}
-	be, err := s.routeStatement(needAny)
+	be, err := s.side.replacement()
 	if err != nil {
 		return false
 	}
 	if err := be.writeRequest(s.kept, true, true); err != nil {
-		s.dropServer(be)
+		s.side.drop(be)
+		be.close()
 		return false
 	}
 	if o.fail == failServerERR {

@@ -74,6 +74,7 @@ type Session struct {
 	// before the statement, routeBound that the router bound it to its
 	// last server; either forbids sending it elsewhere. heldERR is an
 	// ERR answer held back while the statement goes elsewhere.
+	move       moveLogin // mysql routing mode: how to log the client in elsewhere
 	tried      []string
 	txnBefore  bool
 	routeBound bool
@@ -273,7 +274,7 @@ func (s *Session) onServerGone(be *serverConn) {
 		return
 	}
 	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
-	if s.State() == StateIdle {
+	if s.State() == StateIdle && !s.move.canMove.Load() {
 		s.requestClose(closeNow)
 	}
 }
@@ -281,7 +282,7 @@ func (s *Session) onServerGone(be *serverConn) {
 // serverClosedIdle reports, after a command in mysql routing mode, that
 // the server closed the session's connection: the client is disconnected.
 func (s *Session) serverClosedIdle() bool {
-	return s.ob == nil && s.backend != nil && s.backend.peerGone.Load()
+	return s.ob == nil && s.backend != nil && s.backend.serverLost() && !s.movable()
 }
 
 // checkServerAfterLogin closes a session whose server closed its

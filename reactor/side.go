@@ -53,6 +53,10 @@ type serverSide interface {
 	// holdsERR reports whether an ERR with code, the whole answer, is held
 	// back from the client so that the statement can go elsewhere.
 	holdsERR(code uint16) bool
+	// drop forgets a server session that failed a statement about to go
+	// elsewhere; replacement returns the server session it goes to.
+	drop(be *serverConn)
+	replacement() (*serverConn, error)
 }
 
 // mysqlSide is the server side of mysql routing mode: one server session
@@ -65,8 +69,18 @@ func (m mysqlSide) command(cmd mysqlproto.Command, _ int, body []byte, whole boo
 
 func (m mysqlSide) query(int, []byte, bool, *route.Facts, time.Time) (bool, error) { return false, nil }
 
-// acquire: the session's one server session runs everything.
-func (m mysqlSide) acquire(routeNeed) error { return nil }
+// acquire: the session's one server session runs everything; when its
+// connection is gone, a session that may move logs in on another server.
+func (m mysqlSide) acquire(routeNeed) error {
+	if !m.s.backend.serverLost() {
+		return nil
+	}
+	if !m.s.movable() {
+		return errServerGone
+	}
+	_, err := m.s.moveServer()
+	return err
+}
 
 func (m mysqlSide) answerTimeout() time.Duration { return 0 }
 
@@ -81,13 +95,33 @@ func (m mysqlSide) afterResponse(mysqlproto.Command, bool) {}
 
 func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 
-// brokeBeforeAnswer: the client's connection is its server session, so
-// the client gets an ERR and the session ends.
+// brokeBeforeAnswer: a session that may move gets ERR 6225 (the statement
+// may have run) and moves with its next statement, unless the statement
+// is sent again; any other session gets an ERR and ends.
 func (m mysqlSide) brokeBeforeAnswer(err error) error {
-	return quitWith(QuitServerNetwork, err, lostServer(m.s.backend.addr))
+	s := m.s
+	if !s.movable() {
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+	}
+	s.srv.metrics.serverFailure(err)
+	s.backend.close()
+	return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.OBTransUnknown,
+		"Transaction result is unknown: the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
 }
 
-func (m mysqlSide) mayResend(outcome) bool { return false }
+// mayResend: a read-only statement of a session that may move goes to
+// the server it moves to.
+func (m mysqlSide) mayResend(o outcome) bool {
+	s := m.s
+	if !s.movable() || s.kept == nil || !s.resendable || s.resends >= 2*len(serverAddrs(s.cfg)) {
+		return false
+	}
+	return o.fail == failServerTransport || o.fail == failServerProtocol
+}
+
+func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
+
+func (m mysqlSide) replacement() (*serverConn, error) { return m.s.moveServer() }
 
 func (m mysqlSide) holdsERR(uint16) bool { return false }
 
@@ -155,3 +189,7 @@ func (o obSide) brokeBeforeAnswer(err error) error {
 func (o obSide) mayResend(out outcome) bool { return o.s.mayResend(out) }
 
 func (o obSide) holdsERR(code uint16) bool { return o.s.holdsERR(code) }
+
+func (o obSide) drop(be *serverConn) { o.s.dropServer(be) }
+
+func (o obSide) replacement() (*serverConn, error) { return o.s.routeStatement(needAny) }

@@ -164,6 +164,9 @@ func (s *Session) afterCommand(err error) bool {
 	}
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)
+	if s.ob == nil && s.move.stage1 != nil {
+		s.move.canMove.Store(s.movable())
+	}
 	if err != nil {
 		var se *sessionError
 		if errors.As(err, &se) && se.reply != nil && s.client != nil {

@@ -1,0 +1,185 @@
+package reactor
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// In mysql routing mode a client session has one server session. When
+// that server fails, obgate can carry the session to another listed
+// server if it can log the client in there: the client logged in with
+// mysql_native_password against the server's scramble, and
+// mysql_user_hashes holds the user's stored hash (SHA1(SHA1(password))),
+// from which and the client's token obgate recovers SHA1(password) once,
+// at login. It then answers any later scramble as the client would.
+//
+// Only a session that left nothing on its server but its database and
+// character set may move: no transaction open, no SET (session or user
+// variables), no prepared statement, no temporary table or lock. Such a
+// session moves when its idle server connection closed or was closed by
+// the detect task, and a read-only statement whose server broke before
+// answering is sent again on the new server. Any other session behaves as
+// before: an idle one whose server closed is disconnected, a statement
+// whose server broke gets an ERR and the session ends.
+
+// moveLogin is what a mysql-mode session keeps to log in elsewhere. Only
+// the goroutine running the session's command uses it (and the login,
+// before that).
+type moveLogin struct {
+	scramble []byte                        // the greeting's scramble the client answered
+	resp     *mysqlproto.HandshakeResponse // the client's login, user name stripped
+	stage1   []byte                        // SHA1(password); nil when the session cannot move
+	caps     mysqlproto.Capability         // capabilities of the server login
+	stateful bool                          // the session left state on its server
+	// canMove is movable() as of the end of the last command, for the
+	// server watch's goroutine.
+	canMove atomic.Bool
+}
+
+// keepMoveLogin recovers SHA1(password) from the client's login when
+// mysql_user_hashes knows the user, so that the session may move later.
+func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlproto.Capability) {
+	stage2, ok := userHash(s.srv.cfg.Load().MySQLUserHashes, s.identity.User)
+	if !ok || (resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword) {
+		return
+	}
+	stage1, good := mysqlproto.RecoverNativeStage1(s.move.scramble, resp.AuthResponse, stage2)
+	if !good {
+		s.srv.log.Warn("mysql_user_hashes does not match the password the client logged in with; its session cannot move to another server",
+			"session", s.id, "user", s.identity.User)
+		return
+	}
+	r := *resp
+	r.User = s.identity.User
+	r.Attrs = append([]mysqlproto.ConnAttr(nil), resp.Attrs...)
+	s.move.resp, s.move.stage1, s.move.caps = &r, stage1, caps
+}
+
+// userHash finds user's hash in a mysql_user_hashes list
+// ("user:*HEX,user2:*HEX").
+func userHash(list, user string) ([]byte, bool) {
+	for _, item := range strings.Split(list, ",") {
+		name, hash, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok || name != user {
+			continue
+		}
+		b, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(hash), "*"))
+		if err != nil || len(b) != 20 {
+			return nil, false
+		}
+		return b, true
+	}
+	return nil, false
+}
+
+// noteMoveState marks the session stateful after a statement that leaves
+// state on the server.
+func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts) {
+	switch {
+	case cmd == mysqlproto.ComQuery && (f.Kind == route.StmtSet || f.Kind == route.StmtUse || f.Pins.Holds() || f.MultiStatement):
+		s.move.stateful = true
+	case cmd == mysqlproto.ComStmtPrepare || cmd == mysqlproto.ComChangeUser:
+		s.move.stateful = true
+	}
+}
+
+// movable reports whether the session may move to another server now.
+// Only the goroutine running the session's command calls it.
+func (s *Session) movable() bool {
+	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.inTrans.Load() &&
+		s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
+}
+
+// serverLost reports whether the session's server connection is gone.
+func (b *serverConn) serverLost() bool { return b.closed.Load() || b.peerGone.Load() }
+
+// moveServer logs the client in on another listed server (the current
+// one last) and makes that the session's server session. The old one is
+// closed.
+func (s *Session) moveServer() (*serverConn, error) {
+	old := s.backend
+	if old != nil {
+		s.tried = append(s.tried, old.addr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
+	defer cancel()
+	rt, err := s.srv.router.Plan(ctx, &route.Request{Servers: serverAddrs(s.cfg), Tried: s.tried}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error = errNoServer
+	for _, addr := range rt.Addrs {
+		be, err := s.loginOn(ctx, addr)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if old != nil {
+			old.close()
+		}
+		s.backend = be
+		s.sharedBackend.Store(be)
+		s.mu.Lock()
+		s.backendAddr, s.backendID = be.addr, be.threadID
+		s.mu.Unlock()
+		s.srv.servers.add(be, s)
+		s.srv.metrics.sessionsMoved.Inc()
+		s.srv.log.Info("session moved to another server", "session", s.id, "from", addrOf(old), "to", addr)
+		return be, nil
+	}
+	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
+}
+
+// loginOn opens a server session to addr logged in as the client, in the
+// client's current database.
+func (s *Session) loginOn(ctx context.Context, addr string) (*serverConn, error) {
+	be, h, pio, err := s.srv.dial(ctx, nil, addr)
+	if err != nil {
+		return nil, err
+	}
+	r := *s.move.resp
+	r.Capability = s.move.caps
+	r.AuthPlugin = mysqlproto.AuthNativePassword
+	r.AuthResponse = mysqlproto.NativeTokenFromStage1(h.AuthData, s.move.stage1)
+	r.Database = s.DB()
+	if r.Database != "" {
+		r.Capability |= mysqlproto.ClientConnectWithDB
+	} else {
+		r.Capability &^= mysqlproto.ClientConnectWithDB
+	}
+	_ = be.conn.SetDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
+	pio.SetSequence(1)
+	if err := pio.WritePacketFlush(r.Append(nil)); err != nil {
+		be.close()
+		return nil, err
+	}
+	p, err := pio.ReadPacket()
+	if err == nil && (len(p) == 0 || p[0] != mysqlproto.OKHeader) {
+		err = errors.New("the server did not accept the login")
+		if len(p) > 0 && p[0] == mysqlproto.ERRHeader {
+			e, _ := mysqlproto.ParseERR(p)
+			err = mysqlproto.SQLErrorFromERR(e)
+		}
+	}
+	if err != nil {
+		be.close()
+		return nil, fmt.Errorf("log in on %s: %w", addr, err)
+	}
+	_ = be.conn.SetDeadline(time.Time{})
+	return be, nil
+}
+
+func addrOf(be *serverConn) string {
+	if be == nil {
+		return ""
+	}
+	return be.addr
+}
