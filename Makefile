@@ -15,7 +15,9 @@ PKGS     := ./...
 all: build
 
 # deps installs the Debian packages the tests, the demo and the benchmarks
-# use, when any is missing.
+# use, when any is missing. Node, npm, a JRE and MariaDB Connector/J run the
+# third-party client programs of tools/clients (their npm packages are
+# installed by the reactor tests, once, under bin/clients).
 deps:
 	@missing=""; \
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
@@ -23,6 +25,10 @@ deps:
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
 	command -v perf >/dev/null 2>&1 || missing="$$missing linux-perf"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	[ -f /usr/share/java/mariadb-java-client.jar ] || missing="$$missing libmariadb-java"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
