@@ -2,7 +2,6 @@ package reactor_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -15,16 +14,13 @@ import (
 // and reads them back with statements that enable_cached_server=false
 // spreads over every node: each must show the new value.
 //
-// It fails today. obgate replays a system variable on another server
-// session as "SET @@name = value" (sessionVars.resetSQL in sessvars.go).
-// Without a scope, an assignment to tx_isolation, tx_read_only,
+// obgate replays a system variable on another server session with its
+// scope, "SET @@session.name = value" (sessionVars.resetSQL): without one, an assignment to tx_isolation, tx_read_only,
 // transaction_isolation or transaction_read_only sets the characteristics
 // of the next transaction only (MySQL's rule, which obsim follows, as the
-// "direct" subtest shows), so the session value of every server session
-// but the one that ran the statement stays at the default. Replaying as
-// "SET @@session.name = value" keeps the meaning for every variable.
-// MariaDB Connector/J's setTransactionIsolation showed it
-// (TestClientsJDBCReset). OBGATE_KNOWN_BUGS=1 runs the obgate subtest.
+// "direct" subtest shows), and the session value of every server session
+// but the one that ran the statement would stay at the default. MariaDB
+// Connector/J's setTransactionIsolation showed it (TestClientsJDBCReset).
 func TestOBSyncTransactionCharacteristics(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startOBSim(t)
@@ -50,9 +46,6 @@ func TestOBSyncTransactionCharacteristics(t *testing.T) {
 	})
 
 	t.Run("obgate", func(t *testing.T) {
-		if os.Getenv("OBGATE_KNOWN_BUGS") == "" {
-			t.Skip("known bug: obgate replays tx_isolation and tx_read_only without a scope; OBGATE_KNOWN_BUGS=1 runs it")
-		}
 		p := startOBProxy(t, c, "netpoll", "enable_cached_server", "false")
 		for _, tc := range cases {
 			t.Run(tc.set, func(t *testing.T) {

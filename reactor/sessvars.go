@@ -248,12 +248,12 @@ func (v *sessionVars) resetSQL(ss *syncState) []byte {
 	}
 	for i := range v.hot {
 		if v.hotSet[i] && (!ss.hotSet[i] || ss.hot[i] != v.hot[i]) {
-			add("@@", hotNames[i], sysLiteral(v.hot[i]))
+			add("@@session.", hotNames[i], sysLiteral(v.hot[i]))
 		}
 	}
 	for _, e := range v.sys {
 		if e.ver > ss.sysVer {
-			add("@@", e.name, sysLiteral(e.value))
+			add("@@session.", e.name, sysLiteral(e.value))
 		}
 	}
 	for _, e := range v.user {

@@ -38,7 +38,7 @@ func TestSessionVarsSync(t *testing.T) {
 		t.Fatal("a must be in sync, b not")
 	}
 	got := string(v.resetSQL(&b))
-	want := "SET @@autocommit = 'OFF', @@time_zone = '+08:00', @u = 'abc'"
+	want := "SET @@session.autocommit = 'OFF', @@session.time_zone = '+08:00', @u = 'abc'"
 	if got != want {
 		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
 	}
@@ -49,7 +49,7 @@ func TestSessionVarsSync(t *testing.T) {
 	if v.inSync(&b) {
 		t.Fatal("b has autocommit=OFF")
 	}
-	if got := string(v.resetSQL(&b)); got != "SET @@autocommit = 'ON'" {
+	if got := string(v.resetSQL(&b)); got != "SET @@session.autocommit = 'ON'" {
 		t.Fatalf("hot reset %q", got)
 	}
 	v.learn(stateOf("autocommit", "OFF"), 0, nil)
@@ -59,7 +59,7 @@ func TestSessionVarsSync(t *testing.T) {
 	}
 	// Numbers stay bare, quotes are escaped.
 	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), 0, nil)
-	if got := string(v.resetSQL(&b)); got != "SET @@ob_query_timeout = 10000000, @@sql_mode = 'it''s'" {
+	if got := string(v.resetSQL(&b)); got != "SET @@session.ob_query_timeout = 10000000, @@session.sql_mode = 'it''s'" {
 		t.Fatalf("literals %q", got)
 	}
 }

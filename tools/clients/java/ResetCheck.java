@@ -138,8 +138,9 @@ public class ResetCheck {
         c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
         c.setAutoCommit(false);
         rows(c, "SELECT COUNT(*) FROM " + t + " " + tag(3));
-        readBack(c, "before reset: session as left", "SELECT @v, FIND_IN_SET('ANSI_QUOTES', @@sql_mode), @@autocommit",
-                row("before-reset", "1", "0"));
+        readBack(c, "before reset: session as left",
+                "SELECT @v, FIND_IN_SET('ANSI_QUOTES', @@sql_mode), @@tx_isolation, @@autocommit",
+                row("before-reset", "1", "SERIALIZABLE", "0"));
         // A reset that fails without breaking the connection is read back
         // too, to show what it left.
         if (!attempt("reset (" + opt.get("reset") + ")", () -> reset(c)) && c.isClosed()) {
