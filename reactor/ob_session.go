@@ -149,6 +149,9 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 			_ = cpio.WritePacketFlush(se.AppendPacket(nil))
 			return quit(QuitAuthFailed, err)
 		}
+		if isFDExhausted(err) {
+			return s.refuseNoFD(cpio, err)
+		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError,
 			"no server of tenant %s in cluster %s is available: %v", id.Tenant, id.Cluster, err).AppendPacket(nil))
 		return quit(QuitNoServer, err)
@@ -229,7 +232,7 @@ func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
 		}
 		lastErr = err
 		var se *mysqlproto.SQLError
-		if errors.As(err, &se) && !retryableLoginError(se.Code) {
+		if errors.As(err, &se) && !retryableLoginError(se.Code) || isFDExhausted(err) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
