@@ -106,6 +106,9 @@ func parseShow(p *parser) command {
 		if t, ok := p.peekWord(); ok && t.upper() != "LIKE" {
 			p.pos++
 			c.cluster = t.text
+		} else if p.pos < len(p.toks) && p.toks[p.pos].kind == tokString {
+			c.cluster = p.toks[p.pos].text // SHOW PROXYCONGESTION 'cluster'
+			p.pos++
 		}
 	case p.keyword("PROCESSLIST"):
 		c.kind = cmdShowProcesslist

@@ -24,6 +24,7 @@ func TestParseCommand(t *testing.T) {
 		{"select proxy_status()", command{kind: cmdProxyStatus}},
 		{"select @@version_comment limit 1", command{kind: cmdSelectVars, vars: []string{"@@version_comment"}}},
 		{"show proxycongestion all demo", command{kind: cmdShowCongestion, all: true, cluster: "demo"}},
+		{"SHOW PROXYCONGESTION 'demo'", command{kind: cmdShowCongestion, cluster: "demo"}},
 		{"set autocommit=0", command{kind: cmdNeedOK}},
 		{"kill proxysession", command{}},
 		{"show proxyconfig like", command{}},
