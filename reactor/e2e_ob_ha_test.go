@@ -65,6 +65,16 @@ func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := freshConn(t, p)
+	// First statements of transactions go elsewhere with their BEGIN.
+	for i := range 20 {
+		execCtx(t, conn, "BEGIN")
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 't') /* %s-t%d */", 7100+i, mk, i))
+		execCtx(t, conn, "COMMIT")
+	}
+	if n := queryInt(t, directDB(t), fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id >= 7100 AND id < 7120", obDB)); n != 20 {
+		t.Fatalf("%d of 20 committed transactions are in the table", n)
+	}
+	checkBegunBefore(t, c, mk+"-t")
 	for i := range 40 {
 		if got := rowStrings(t, conn, fmt.Sprintf("SELECT %d /* %s-r%d */", i, mk, i)); got[0][0] != fmt.Sprint(i) {
 			t.Fatalf("read %d answered %q", i, got)
@@ -84,6 +94,7 @@ func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
 			fired++
 		}
 	}
+	t.Logf("%d statements met the injected 8001", fired)
 	if fired < 5 {
 		t.Fatalf("only %d statements reached the failing node; the test proves nothing", fired)
 	}
@@ -313,5 +324,30 @@ func checkCongestionAdmin(t *testing.T, p *testkit.Proxy, addr string) {
 	all := lines(cli(t, p, "", "-u", "root@proxysys", "-B", "-N", "-e", "SHOW PROXYCONGESTION ALL "+obClusterName))
 	if len(all) != 3 {
 		t.Fatalf("SHOW PROXYCONGESTION ALL lists %d servers, want 3", len(all))
+	}
+}
+
+// checkBegunBefore checks that every statement with marker that ran (not
+// the injected failures) ran in a transaction its server session began:
+// a statement sent elsewhere took its held BEGIN along.
+func checkBegunBefore(t *testing.T, c *obsim.Cluster, marker string) {
+	t.Helper()
+	log := c.Log()
+	for i, e := range log {
+		if e.Client != "proxy" || e.Injected || !strings.Contains(e.SQL, marker) {
+			continue
+		}
+		begun := false
+		for j := i - 1; j >= 0; j-- {
+			b := log[j]
+			if b.Node != e.Node || b.Session != e.Session {
+				continue
+			}
+			begun = strings.EqualFold(strings.TrimSpace(b.SQL), "BEGIN")
+			break
+		}
+		if !begun {
+			t.Fatalf("%q ran on %s without its BEGIN just before", e.SQL, e.Node)
+		}
 	}
 }
