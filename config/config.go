@@ -93,6 +93,8 @@ type Config struct {
 	RPCEnableCongestion              bool
 	ServerBreakAction                string
 	MySQLUserHashes                  string
+	MySQLHashReaderUser              string
+	MySQLHashReaderPassword          string
 
 	// Routing.
 	DelayUpdateEntryInterval         time.Duration

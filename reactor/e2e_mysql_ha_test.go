@@ -107,9 +107,23 @@ func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := "*" + strings.ToUpper(hex.EncodeToString(mysqlproto.PasswordStage2(mysqlproto.PasswordStage1([]byte(otherPass)))))
-	p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(),
-		"mysql_user_hashes", otherUser+":"+hash,
-		"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+	for _, known := range []struct{ name, k, v string }{
+		{"configured", "mysql_user_hashes", otherUser + ":" + hash},
+		{"read_from_mysql_user", "mysql_hash_reader_user", "root"},
+	} {
+		t.Run(known.name, func(t *testing.T) {
+			p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(), known.k, known.v,
+				"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+			checkSessionsMove(t, ctx, p, second)
+		})
+	}
+}
+
+// checkSessionsMove opens sessions through p until three sit on second,
+// stops second with SIGSTOP and checks that a busy and an idle session
+// move to the package's MariaDB without an error while a stateful one
+// fails; second runs again afterwards.
+func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, second *mariadbd.Server) {
 	session := func() *sql.Conn {
 		db := openDB(t, driverConfig(p, otherUser, otherPass, testDB))
 		c, err := db.Conn(ctx)

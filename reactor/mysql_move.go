@@ -45,15 +45,25 @@ type moveLogin struct {
 }
 
 // keepMoveLogin recovers SHA1(password) from the client's login when
-// mysql_user_hashes knows the user, so that the session may move later.
+// obgate knows the user's hash (mysql_user_hashes, or mysql.user read
+// with mysql_hash_reader_user), so that the session may move later.
 func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlproto.Capability) {
-	stage2, ok := userHash(s.srv.cfg.Load().MySQLUserHashes, s.identity.User)
-	if !ok || (resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword) {
+	if resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword {
 		return
 	}
-	stage1, good := mysqlproto.RecoverNativeStage1(s.move.scramble, resp.AuthResponse, stage2)
-	if !good {
-		s.srv.log.Warn("mysql_user_hashes does not match the password the client logged in with; its session cannot move to another server",
+	hashes := s.srv.userHashCandidates(s.identity.User)
+	if len(hashes) == 0 {
+		return
+	}
+	var stage1 []byte
+	for _, stage2 := range hashes {
+		if st, good := mysqlproto.RecoverNativeStage1(s.move.scramble, resp.AuthResponse, stage2); good {
+			stage1 = st
+			break
+		}
+	}
+	if stage1 == nil {
+		s.srv.log.Warn("the user's known hash does not match the password the client logged in with; its session cannot move to another server",
 			"session", s.id, "user", s.identity.User)
 		return
 	}

@@ -62,6 +62,7 @@ type Server struct {
 	router      *route.Router
 
 	servers serverRegistry // open server sessions by server address
+	hashes  userHashes     // mysql.user hashes (mysql routing mode)
 
 	ids           sessionIDs
 	stopSweep     chan struct{}
