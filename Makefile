@@ -10,7 +10,7 @@ FUZZTIME ?= 30s
 PKGS     := ./...
 
 
-.PHONY: all build test bench demo fuzz lint deps tidy clean
+.PHONY: all build test bench chaos demo fuzz lint deps tidy clean
 
 all: build
 
@@ -52,6 +52,13 @@ bench: deps build
 	$(GO) run ./bench/cmd/sysbench-suite --target obgate-netpoll=-o,client_io_mode=netpoll
 	$(GO) run ./bench/cmd/memory-suite
 	$(GO) run ./bench/cmd/gobench
+
+# chaos breaks servers under load (stop, hang, slow, status changes, injected
+# errors, a lost transaction, two MariaDB servers against HAProxy) and
+# prints what the clients saw, PASS/FAIL per expectation; about 6 minutes.
+# CHAOS_ARGS passes flags, e.g. CHAOS_ARGS='-quick' or '-scenarios stop,hang'.
+chaos: deps build
+	$(GO) run ./bench/cmd/chaos-suite $(CHAOS_ARGS)
 
 demo: deps build
 	$(GO) run ./tools/demo
