@@ -30,6 +30,7 @@ type Monitor struct {
 	entries atomic.Pointer[map[entryKey]*Entry]
 	addMu   sync.Mutex
 
+	gen     atomic.Uint64 // list changes, see Generation
 	onDead  atomic.Pointer[func(cluster, addr string)]
 	started atomic.Bool // the detect task runs: it, not time, clears flags
 	stop    chan struct{}
@@ -254,8 +255,14 @@ func (m *Monitor) configChanged(old, cfg *config.Config) {
 	}
 }
 
+// Generation counts list changes (route.Generational): sessions that
+// stick to their last server pick afresh after a change, so that they
+// spread again over a server that came back.
+func (m *Monitor) Generation() uint64 { return m.gen.Load() }
+
 // logChange logs a list change once, when it happens.
 func (m *Monitor) logChange(e *Entry, list string, on bool, kv ...any) {
+	m.gen.Add(1)
 	m.metrics.change(list, on)
 	args := append([]any{"server", e.addr, "list", list}, kv...)
 	if e.cluster != "" {

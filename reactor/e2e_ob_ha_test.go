@@ -58,9 +58,21 @@ func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startOBSim(t)
 	resetOBSim(t, c)
-	p := startOBProxy(t, c, haMode, "congestion_retry_interval", "2s", "enable_cached_server", "false")
+	// A threshold high enough that every kind of statement meets the
+	// failing node before it is listed.
+	p := startOBProxy(t, c, haMode, "congestion_retry_interval", "2s", "enable_cached_server", "false",
+		"congestion_failure_threshold", "30")
 	x := c.Node("zone2-1")
 	mk := newMarker("err8001")
+	firedOn := func(part string) int {
+		n := 0
+		for _, e := range proxyEntries(c, mk+part) {
+			if e.Injected {
+				n++
+			}
+		}
+		return n
+	}
 	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Pattern: mk, Code: mysqlproto.OBServerIsInit}); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +87,27 @@ func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
 		t.Fatalf("%d of 20 committed transactions are in the table", n)
 	}
 	checkBegunBefore(t, c, mk+"-t")
+	if firedOn("-t") == 0 {
+		t.Fatal("no transaction met the failing node; the test proves nothing")
+	}
+	// Prepared statements (the driver prepares statements with arguments):
+	// the prepare and the execute go elsewhere too, prepared there again.
+	for i := range 20 {
+		c2 := freshConn(t, p)
+		if _, err := c2.ExecContext(context.Background(), fmt.Sprintf("INSERT INTO kv VALUES (?, ?) /* %s-p */", mk), 7200+i, "p"); err != nil {
+			t.Fatalf("DEBUG %v\n%s", err, describeEntries(proxyEntries(c, mk+"-p")))
+		}
+		var v string
+		if err := c2.QueryRowContext(context.Background(), fmt.Sprintf("SELECT v FROM kv WHERE id = ? /* %s-q */", mk), 7200+i).Scan(&v); err != nil || v != "p" {
+			t.Fatalf("prepared read %d: %q, %v", i, v, err)
+		}
+	}
+	if n := queryInt(t, directDB(t), fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id >= 7200 AND id < 7220", obDB)); n != 20 {
+		t.Fatalf("%d of 20 prepared inserts are in the table", n)
+	}
+	if firedOn("-p")+firedOn("-q") == 0 {
+		t.Fatal("no prepared statement met the failing node; the test proves nothing")
+	}
 	for i := range 40 {
 		if got := rowStrings(t, conn, fmt.Sprintf("SELECT %d /* %s-r%d */", i, mk, i)); got[0][0] != fmt.Sprint(i) {
 			t.Fatalf("read %d answered %q", i, got)
@@ -95,7 +128,7 @@ func TestOBServerErrorsRetriedElsewhereThenServerListed(t *testing.T) {
 		}
 	}
 	t.Logf("%d statements met the injected 8001", fired)
-	if fired < 5 {
+	if fired < 30 {
 		t.Fatalf("only %d statements reached the failing node; the test proves nothing", fired)
 	}
 	checkCongestionAdmin(t, p, x.Addr())
@@ -350,4 +383,85 @@ func checkBegunBefore(t *testing.T, c *obsim.Cluster, marker string) {
 			t.Fatalf("%q ran on %s without its BEGIN just before", e.SQL, e.Node)
 		}
 	}
+}
+
+// TestOBCommitOfUnknownOutcome breaks the node of a transaction while its
+// COMMIT waits for the answer: the client gets ERR 6225 (result unknown),
+// the transaction is over for the client and the server alike, and the
+// next statement runs in autocommit as the client expects.
+func TestOBCommitOfUnknownOutcome(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode)
+	conn := freshConn(t, p)
+	mk := newMarker("commitbreak")
+	execCtx(t, conn, "BEGIN")
+	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8300, 'c') /* %s-1 */", mk))
+	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
+	x.Slow(time.Second)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = x.Stop()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	_, err := conn.ExecContext(ctx, "COMMIT")
+	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
+		t.Fatalf("COMMIT whose server broke: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
+	}
+	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8301, 'after') /* %s-2 */", mk))
+	x.Slow(0)
+	if err := x.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, directDB(t), fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id = 8301", obDB)); n != 1 {
+		t.Fatal("the statement after the broken COMMIT did not run in autocommit")
+	}
+}
+
+// TestOBExecuteRetriedOnAnotherServerSession prepares a statement on every
+// node, then makes one node answer its executes with ERR 8002 (server
+// stopping): each execute that meets it runs on another server session,
+// with that session's statement id, and the client sees only answers.
+func TestOBExecuteRetriedOnAnotherServerSession(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode, "enable_cached_server", "false", "congestion_failure_threshold", "1000")
+	conn := freshConn(t, p)
+	mk := newMarker("exec8002")
+	ctx := context.Background()
+	execCtx(t, conn, "INSERT INTO kv VALUES (8400, 'x')")
+	stmt, err := conn.PrepareContext(ctx, fmt.Sprintf("SELECT v FROM kv WHERE id = ? /* %s */", mk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	read := func(i int) {
+		var v string
+		if err := stmt.QueryRowContext(ctx, 8400).Scan(&v); err != nil || v != "x" {
+			t.Fatalf("execute %d: %q, %v", i, v, err)
+		}
+	}
+	for i := range 12 { // spreads the statement over the nodes
+		read(i)
+	}
+	x := c.Node("zone1-1")
+	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Pattern: mk, Code: mysqlproto.OBServerIsStopping}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		read(i)
+	}
+	fired := 0
+	for _, e := range proxyEntries(c, mk) {
+		if e.Injected && e.Command == "execute" {
+			fired++
+		}
+	}
+	if fired == 0 {
+		t.Fatalf("no execute met the failing node; the test proves nothing:\n%s", describeEntries(proxyEntries(c, mk)))
+	}
+	t.Logf("%d executes met ERR 8002 and ran elsewhere", fired)
 }

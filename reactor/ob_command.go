@@ -97,6 +97,9 @@ func (s *Session) obPrepare(n int, start time.Time) error {
 	if err := s.sendRequest(be, pkt); err != nil {
 		return err
 	}
+	// The request is obgate's own copy: keep it, in case the server
+	// refuses it with an error another server would not give.
+	s.kept, s.keptOwned = pkt, true
 	_, err = s.answer(mysqlproto.ComStmtPrepare, kind, start, true)
 	ob.pendingPrepare = nil
 	return err
@@ -150,19 +153,15 @@ func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start 
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
 			"Unknown prepared statement handler (%d) given to %s", id, cmd))
 	}
-	be, err := s.statementServer(ps)
+	be, sid, bound, err := s.preparedServer(ps, id)
 	if err != nil {
 		return s.refuse(n, err)
 	}
-	sid, bound, ok := be.stmtGet(id)
-	if !ok {
-		if sid, err = s.prepareOn(be, ps); err != nil {
-			return s.refuse(n, err)
-		}
-		be.stmtSet(id, sid)
-	}
 	s.patchID, s.patchOn = sid, true
-	defer func() { s.patchOn = false }()
+	defer func() { s.patchOn, s.retryPS = false, nil }()
+	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
+		s.retryPS, s.retryPSID = ps, id
+	}
 	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
 		nb := (int(ps.params) + 7) / 8
 		boundAt := 9 + nb // in body: id(4) flags(1) iterations(4) null bitmap
@@ -171,6 +170,9 @@ func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start 
 			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.params):
 				ps.types = append(ps.types[:0], body[boundAt+1:boundAt+1+2*int(ps.params)]...)
 				be.stmtBound(id)
+				// It carries its parameter types: any server session
+				// where the statement is prepared can run it.
+				s.retryPS, s.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
 				return s.executeWithTypes(n, ps, be, boundAt, start)
@@ -187,12 +189,47 @@ func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start 
 	case mysqlproto.ComStmtExecute:
 		ps.home = nil
 		if s.status.Has(mysqlproto.StatusCursorExists) {
-			ps.home = be
+			ps.home = s.backend // where it ran, after any retry
 		}
 	case mysqlproto.ComStmtReset:
 		ps.home = nil
 	}
 	return nil
+}
+
+// preparedServer picks the server session for a prepared statement and
+// prepares it there when it is not yet: a server that refuses the prepare
+// with an error another server would not give (8001, 8002, ...) is
+// dropped and the next one tried, within the retry budget, unless the
+// session is bound to it.
+func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
+	for {
+		be, err := s.statementServer(ps)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		sid, bound, ok := be.stmtGet(id)
+		if ok {
+			return be, sid, bound, nil
+		}
+		sid, err = s.prepareOn(be, ps)
+		if err == nil {
+			be.stmtSet(id, sid)
+			return be, sid, false, nil
+		}
+		var se *mysqlproto.SQLError
+		if !errors.As(err, &se) || !retryableERR(se.Code) || s.txnBefore || s.ob.pinned || s.routeBound ||
+			s.resends >= s.retryBudget() {
+			return nil, 0, false, err
+		}
+		if aliveFailureERR(se.Code) {
+			be.health.AliveFailed(errReason(se.Code))
+		}
+		s.resends++
+		s.tried = append(s.tried, be.addr)
+		s.dropServer(be)
+		s.srv.metrics.retried(se.Code)
+	}
 }
 
 // statementServer picks the server session for a prepared statement.

@@ -34,6 +34,8 @@ type obSession struct {
 	// begunWith is the held BEGIN sent with the current statement, given
 	// back to heldBegin when the statement goes to another server.
 	begunWith []byte
+	// healthGen is the availability generation of the last plan.
+	healthGen uint64
 	// txnBroken says the server of the open transaction broke: every
 	// statement fails until the client ends the transaction.
 	txnBroken bool
@@ -286,11 +288,13 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 		req.Last = ob.last.addr
 	}
 	req.Tried = s.tried
+	req.SeenGeneration = ob.healthGen
 	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
 	ob.routeBuf = rt.Addrs
 	if err != nil {
 		return nil, err
 	}
+	ob.healthGen = rt.Generation
 	s.routeBound = rt.Bound
 	if rt.Bound {
 		if ob.last.alive() {

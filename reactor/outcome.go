@@ -110,6 +110,10 @@ func classifyFailure(err error) failClass {
 func (s *Session) releaseKept() {
 	if s.kept != nil {
 		s.kept = nil
+		if s.keptOwned {
+			s.keptOwned = false
+			return
+		}
 		s.client.Release()
 	}
 }

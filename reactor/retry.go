@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 
@@ -70,7 +71,7 @@ func (s *Session) retryBudget() int {
 // whole, unpatched, the budget is not spent and nothing binds the session
 // to the server that failed.
 func (s *Session) mayRetry() bool {
-	if s.kept == nil || s.patchOn || s.resends >= s.retryBudget() {
+	if s.kept == nil || (s.patchOn && s.retryPS == nil) || s.resends >= s.retryBudget() {
 		return false
 	}
 	return !s.txnBefore && !s.ob.pinned && !s.routeBound
@@ -115,6 +116,9 @@ func (s *Session) resendKept(o outcome) bool {
 	if err != nil {
 		return false
 	}
+	if s.patchOn && !s.repatch(be) {
+		return false
+	}
 	if err := be.writeRequest(s.kept, true, true); err != nil {
 		s.side.drop(be)
 		be.close()
@@ -127,6 +131,30 @@ func (s *Session) resendKept(o outcome) bool {
 	}
 	s.srv.log.Debug("statement sent again to another server", "session", s.id, "server", be.addr,
 		"after", o.fail.String(), "code", o.errCode)
+	return true
+}
+
+// repatch makes the kept COM_STMT_EXECUTE fit be: the statement is
+// prepared there (again) when needed and its id written into the request.
+func (s *Session) repatch(be *serverConn) bool {
+	ps, id := s.retryPS, s.retryPSID
+	if ps == nil || len(s.kept) < mysqlproto.HeaderLen+5 {
+		return false
+	}
+	sid, _, ok := be.stmtGet(id)
+	if !ok {
+		var err error
+		if sid, err = s.prepareOn(be, ps); err != nil {
+			s.srv.log.Debug("prepare for a retry failed", "session", s.id, "server", be.addr, "err", err)
+			return false
+		}
+		be.stmtSet(id, sid)
+	}
+	if ps.params > 0 {
+		be.stmtBound(id)
+	}
+	s.patchID = sid
+	binary.LittleEndian.PutUint32(s.kept[mysqlproto.HeaderLen+1:], sid)
 	return true
 }
 

@@ -19,13 +19,28 @@ import (
 
 // transactionBroke is the error for a statement whose server broke while
 // the client's transaction was open.
+//
+// A COMMIT or ROLLBACK that breaks ends the transaction all the same: a
+// COMMIT's outcome is unknown (ERR 6225), a ROLLBACK's is a rollback (ERR
+// 6002), and the session is out of the transaction, as the client
+// expects after either.
 func (s *Session) transactionBroke(err error) error {
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
 	s.dropServer(be)
-	return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
-		cause: err, txnBroken: true}
+	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.facts.MultiStatement &&
+		(s.facts.Txn == route.TxnCommit || s.facts.Txn == route.TxnRollback)
+	if !ending {
+		return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
+			cause: err, txnBroken: true}
+	}
+	s.endBrokenTxn()
+	if s.facts.Txn == route.TxnCommit {
+		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.OBTransUnknown,
+			"Transaction result is unknown: the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
+	}
+	return &statementError{cause: err, reply: txnRolledBack("the connection to server " + be.addr + " broke during ROLLBACK; the transaction is rolled back")}
 }
 
 func txnRolledBack(why string) *mysqlproto.SQLError {

@@ -37,8 +37,12 @@ type Request struct {
 	// what the previous one left (LAST_INSERT_ID(), SHOW WARNINGS, ...).
 	InTrans, Pinned, ReadsLast bool
 	// PreferLast puts Last first when it is available
-	// (enable_cached_server).
-	PreferLast bool
+	// (enable_cached_server), unless the servers' availability changed
+	// since the session's last plan (SeenGeneration differs from what
+	// the Availability reports): then the session picks afresh, so that
+	// sessions spread again over a server that came back.
+	PreferLast     bool
+	SeenGeneration uint64
 	// Tried are servers the statement already failed on; they go after
 	// every other candidate, available or not.
 	Tried []string
@@ -58,6 +62,15 @@ type Route struct {
 	// Bound says that Addrs is only the last server, because the session
 	// must stay there; the caller must not go elsewhere if it fails.
 	Bound bool
+	// Generation is the availability generation the plan saw; the caller
+	// gives it back as SeenGeneration next time.
+	Generation uint64
+}
+
+// Generational is an Availability that counts its changes: Generation
+// grows whenever a server becomes available or unavailable.
+type Generational interface {
+	Generation() uint64
 }
 
 // Router orders candidate servers for statements. Safe for concurrent use.
@@ -78,7 +91,7 @@ func NewRouter(avail Availability) *Router { return &Router{avail: avail} }
 func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, error) {
 	dst = dst[:0]
 	if req.mustStay() {
-		return Route{Addrs: append(dst, req.Last), Bound: true}, nil
+		return Route{Addrs: append(dst, req.Last), Bound: true, Generation: r.generation()}, nil
 	}
 	list, err := r.serverList(ctx, req)
 	if err != nil {
@@ -94,7 +107,8 @@ func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, e
 		start = int(r.rr.Add(1)-1) % len(list)
 	}
 	first := ""
-	if req.PreferLast && req.Last != "" && r.pass(req, req.Last) == 0 && slices.Contains(list, req.Last) {
+	gen := r.generation()
+	if req.PreferLast && req.SeenGeneration == gen && req.Last != "" && r.pass(req, req.Last) == 0 && slices.Contains(list, req.Last) {
 		first = req.Last
 		dst = append(dst, first)
 	}
@@ -110,7 +124,14 @@ func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, e
 			dst = append(dst, addr)
 		}
 	}
-	return Route{Addrs: dst}, nil
+	return Route{Addrs: dst, Generation: gen}, nil
+}
+
+func (r *Router) generation() uint64 {
+	if g, ok := r.avail.(Generational); ok {
+		return g.Generation()
+	}
+	return 0
 }
 
 // serverList is the list a statement may go to: the configured servers in

@@ -85,3 +85,33 @@ func TestPlanPutsTriedServersAfterBlockedOnes(t *testing.T) {
 		t.Fatalf("got %v, want %v: available, then listed (force retry), then already tried", rt.Addrs, want)
 	}
 }
+
+// genSet is a blockSet with a settable generation.
+type genSet struct {
+	blockSet
+	gen uint64
+}
+
+func (g *genSet) Generation() uint64 { return g.gen }
+
+func TestPlanPicksAfreshAfterAvailabilityChanged(t *testing.T) {
+	g := &genSet{blockSet: blockSet{}, gen: 7}
+	r := NewRouter(g)
+	req := &Request{Servers: []string{"a:1", "b:1", "c:1"}, Last: "c:1", PreferLast: true, SeenGeneration: 7}
+	rt, err := r.Plan(context.Background(), req, nil)
+	if err != nil || rt.Addrs[0] != "c:1" || rt.Generation != 7 {
+		t.Fatalf("unchanged availability: %v %v, want c:1 first", rt, err)
+	}
+	g.gen = 8
+	firsts := map[string]bool{}
+	for range 6 {
+		rt, err := r.Plan(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		firsts[rt.Addrs[0]] = true
+	}
+	if len(firsts) < 2 {
+		t.Fatalf("after a change the session still always starts at %v", firsts)
+	}
+}

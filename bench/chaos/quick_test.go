@@ -13,15 +13,6 @@ import (
 	"obgate/bench/suite"
 )
 
-// knownGaps are expectations today's obgate does not meet yet; the HA work
-// (safe retries, congestion, detection) is to close them. The short form
-// reports them without failing `make test`; CHAOS_STRICT=1 fails them too.
-// Remove an entry once obgate meets it (the test says so when it does).
-var knownGaps = map[string]string{
-	"error8001: ERR 8001 never reaches a reader (retried elsewhere)": "no retry on OB_SERVER_IS_INIT yet",
-	"error8001: no read fails":                                       "no retry on OB_SERVER_IS_INIT yet",
-}
-
 // TestChaosQuick is the short form of the chaos suite: a node stopped, a
 // node answering ERR 8001, and a node lost under an open write
 // transaction, against obsim through an obgate built for the test. It
@@ -31,7 +22,7 @@ func TestChaosQuick(t *testing.T) {
 		t.Skip("starts MariaDB, obsim and obgate")
 	}
 	if _, err := suite.LookPath("mariadbd", "/usr/sbin", "/usr/local/sbin"); err != nil {
-		t.Skip("mariadbd is not installed")
+		t.Fatal("mariadbd is not installed; `make deps` installs it")
 	}
 	root, err := suite.FindRoot("")
 	if err != nil {
@@ -55,7 +46,6 @@ func TestChaosQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strict := os.Getenv("CHAOS_STRICT") == "1"
 	for _, sc := range scenarios {
 		res := s.Run(ctx, sc)[0]
 		var b strings.Builder
@@ -73,14 +63,8 @@ func TestChaosQuick(t *testing.T) {
 				continue
 			}
 			key := sc.Name + ": " + c.Name
-			gap, known := knownGaps[key]
-			switch {
-			case c.Status == Fail && known && !strict:
-				t.Logf("known gap, not failing the test: %s: %s (%s)", key, c.Detail, gap)
-			case c.Status == Fail:
+			if c.Status == Fail {
 				t.Errorf("%s: %s", key, c.Detail)
-			case c.Status == Pass && known:
-				t.Logf("%s now holds: remove it from knownGaps", key)
 			}
 		}
 	}
