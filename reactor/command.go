@@ -148,7 +148,8 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 	sent, err := s.relayPacket(n, true)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
-		return err
+		s.releaseKept()
+		return s.answerFailure(err, kind, start)
 	}
 	if !cmd.HasResponse() {
 		s.releaseKept()
@@ -172,6 +173,10 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 	}
 	s.releaseKept()
 	if o.fail == failServerERR {
+		if s.ob != nil && s.endsTxnByClosing() {
+			s.countStatement(kind, false, start)
+			return true, s.rollbackByClosing(o.errCode)
+		}
 		// Nowhere else to send it: the client gets the server's ERR.
 		o.written, o.err = s.deliverHeldERR()
 		o.fail, o.stage = failNone, stageAnswered

@@ -465,3 +465,41 @@ func TestOBExecuteRetriedOnAnotherServerSession(t *testing.T) {
 	}
 	t.Logf("%d executes met ERR 8002 and ran elsewhere", fired)
 }
+
+// TestOBRollbackRefusedByStoppingServer opens a transaction on a node that
+// then answers every statement with ERR 8002 (stopping): the statement in
+// the transaction fails (it cannot go elsewhere), the client's ROLLBACK
+// succeeds (obgate closes that server session, which rolls back), and the
+// session is free again: its next statements run elsewhere.
+func TestOBRollbackRefusedByStoppingServer(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode)
+	conn := freshConn(t, p)
+	mk := newMarker("rbstop")
+	execCtx(t, conn, "BEGIN")
+	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8500, 'a') /* %s-1 */", mk))
+	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
+	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Code: mysqlproto.OBServerIsStopping}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8501, 'b') /* %s-2 */", mk)); sqlErrorCode(err) != mysqlproto.OBServerIsStopping {
+		t.Fatalf("statement of the transaction on the stopping node: %v, want ERR 8002", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatalf("ROLLBACK refused by the stopping node: %v, want OK", err)
+	}
+	for i := range 5 {
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-later */", 8510+i, mk))
+	}
+	c.ClearErrors()
+	db := directDB(t)
+	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id IN (8500, 8501)", obDB)); n != 0 {
+		t.Fatalf("%d writes of the rolled-back transaction are in the table", n)
+	}
+	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN 8510 AND 8514", obDB)); n != 5 {
+		t.Fatalf("%d of 5 later writes are in the table", n)
+	}
+}

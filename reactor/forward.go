@@ -54,6 +54,10 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 			} else {
 				s.client.Release()
 			}
+			if err != nil && first && last {
+				// Nothing of a one-piece request reached the server.
+				return sent, s.side.brokeBeforeAnswer(err)
+			}
 			if err != nil {
 				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 			}

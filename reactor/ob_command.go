@@ -95,7 +95,8 @@ func (s *Session) obPrepare(n int, start time.Time) error {
 	}
 	ob.pendingPrepare = &prepared{sql: append([]byte(nil), sql...), kind: kind}
 	if err := s.sendRequest(be, pkt); err != nil {
-		return err
+		ob.pendingPrepare = nil
+		return s.answerFailure(err, kind, start)
 	}
 	// The request is obgate's own copy: keep it, in case the server
 	// refuses it with an error another server would not give.
@@ -281,7 +282,7 @@ func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt 
 	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
 	s.patchOn = false
 	if err := s.sendRequest(be, out); err != nil {
-		return err
+		return s.answerFailure(err, ps.kind, start)
 	}
 	be.stmtBound(binary.LittleEndian.Uint32(body))
 	if ok, err := s.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
@@ -324,12 +325,35 @@ func (s *Session) obStatementClose(n int, body []byte) error {
 
 // sendRequest writes a request obgate holds whole (not streamed from the
 // client) to be.
+//
+// A write the server refused means nothing of the request ran there:
+// outside a transaction the request goes to another server session
+// (refusedWrite); otherwise the failure is what a server break before the
+// answer is (brokeBeforeAnswer), which the caller answers with
+// answerFailure.
 func (s *Session) sendRequest(be *serverConn, pkt []byte) error {
 	if err := be.writeRequest(pkt, true, true); err != nil {
-		return quitWith(QuitServerNetwork, err, lostServer(be.addr))
+		if err = s.side.refusedWrite(pkt, err); err != nil {
+			return s.side.brokeBeforeAnswer(err)
+		}
 	}
 	s.srv.metrics.bytesFromClient.Add(len(pkt))
 	return nil
+}
+
+// answerFailure answers a statement that failed before its answer with
+// the failure's ERR and goes on (a statementError), or ends the session
+// (any other error).
+func (s *Session) answerFailure(err error, kind route.StmtKind, start time.Time) error {
+	var se *statementError
+	if !errors.As(err, &se) {
+		return err
+	}
+	if se.txnBroken {
+		s.markTxnBroken()
+	}
+	s.countStatement(kind, true, start)
+	return s.writeError(se.reply)
 }
 
 // writeErrorFor answers the current command with err as an ERR packet.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"obgate/mysqlproto"
+	"obgate/route"
 )
 
 // A statement whose server failed before any byte of the answer reached
@@ -95,7 +96,33 @@ func (s *Session) mayResend(o outcome) bool {
 // holdsERR reports whether relayResponse should hold back an ERR with
 // code, the whole answer so far, to send the statement elsewhere.
 func (s *Session) holdsERR(code uint16) bool {
-	return s.ob != nil && retryableERR(code) && s.mayRetry()
+	if s.ob == nil {
+		return false
+	}
+	return retryableERR(code) && s.mayRetry() || s.endsTxnByClosing()
+}
+
+// endsTxnByClosing reports a plain ROLLBACK of a transaction open on the
+// current server session: should the server refuse it (a server that is
+// stopping answers every statement with 8002), obgate closes that server
+// session instead, which rolls the transaction back all the same, and
+// answers OK; the session is not left bound to a server that refuses
+// everything.
+func (s *Session) endsTxnByClosing() bool {
+	f := &s.facts
+	return s.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnRollback &&
+		!f.Chain && !f.MultiStatement
+}
+
+// rollbackByClosing ends the transaction whose ROLLBACK the server
+// refused (endsTxnByClosing).
+func (s *Session) rollbackByClosing(code uint16) error {
+	s.srv.log.Info("server refused ROLLBACK; its server session is closed, which rolls the transaction back",
+		"session", s.id, "server", s.backend.addr, "code", code)
+	s.dropServer(s.backend)
+	s.status &^= mysqlproto.StatusInTrans
+	s.inTrans.Store(false)
+	return s.writeOK(0, "")
 }
 
 // resendKept sends the kept request to a server session the router picks
