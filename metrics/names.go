@@ -61,6 +61,8 @@ const (
 	// SessionsMoved counts mysql-mode client sessions carried to another
 	// server after theirs failed.
 	SessionsMoved = "obgate_session_moved_total"
+	// ServerSessions is a gauge of obgate's open server sessions per server.
+	ServerSessions = "obgate_server_sessions"
 	// ServerRequests counts statements sent per server.
 	ServerRequests = "obgate_server_requests_total"
 )

@@ -67,6 +67,9 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	}
 	r.GaugeFunc(func() float64 { return float64(srv.clients.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionClient)
 	r.GaugeFunc(func() float64 { return float64(srv.servers.total.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
+	srv.servers.newAddr = func(addr string) {
+		r.GaugeFunc(func() float64 { return float64(srv.servers.count(addr)) }, metrics.ServerSessions, "server", addr)
+	}
 	return m
 }
 

@@ -16,10 +16,12 @@ import (
 // In mysql routing mode a client session has one server session. When
 // that server fails, obgate can carry the session to another listed
 // server if it can log the client in there: the client logged in with
-// mysql_native_password against the server's scramble, and
-// mysql_user_hashes holds the user's stored hash (SHA1(SHA1(password))),
-// from which and the client's token obgate recovers SHA1(password) once,
-// at login. It then answers any later scramble as the client would.
+// mysql_native_password against the server's scramble, and obgate knows
+// the user's stored hash (SHA1(SHA1(password)): mysql_user_hashes, or
+// mysql.user read with mysql_hash_reader_user), from which and the
+// client's token it recovers SHA1(password) once, at login. It then
+// answers any later scramble as the client would. A user without a
+// password needs no hash.
 //
 // Only a session that left nothing on its server but its database and
 // character set may move: no transaction open, no SET (session or user
@@ -40,8 +42,10 @@ type moveLogin struct {
 	caps     mysqlproto.Capability         // capabilities of the server login
 	stateful bool                          // the session left state on its server
 	// canMove is movable() as of the end of the last command, for the
-	// server watch's goroutine.
-	canMove atomic.Bool
+	// server watch's goroutine; closedOnPurpose says a live server closed
+	// the session's connection (it is not carried elsewhere).
+	canMove         atomic.Bool
+	closedOnPurpose atomic.Bool
 }
 
 // keepMoveLogin recovers SHA1(password) from the client's login when
@@ -49,6 +53,12 @@ type moveLogin struct {
 // with mysql_hash_reader_user), so that the session may move later.
 func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlproto.Capability) {
 	if resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword {
+		return
+	}
+	if len(resp.AuthResponse) == 0 {
+		// A user without a password: logging in elsewhere needs nothing
+		// obgate does not have.
+		s.keepMove(resp, []byte{}, caps)
 		return
 	}
 	hashes := s.srv.userHashCandidates(s.identity.User)
@@ -67,6 +77,12 @@ func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlpr
 			"session", s.id, "user", s.identity.User)
 		return
 	}
+	s.keepMove(resp, stage1, caps)
+}
+
+// keepMove keeps what logging in elsewhere needs; an empty (non-nil)
+// stage1 stands for an empty password.
+func (s *Session) keepMove(resp *mysqlproto.HandshakeResponse, stage1 []byte, caps mysqlproto.Capability) {
 	r := *resp
 	r.User = s.identity.User
 	r.Attrs = append([]mysqlproto.ConnAttr(nil), resp.Attrs...)
@@ -104,7 +120,7 @@ func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts) {
 // movable reports whether the session may move to another server now.
 // Only the goroutine running the session's command calls it.
 func (s *Session) movable() bool {
-	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.inTrans.Load() &&
+	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.inTrans.Load() && !s.move.closedOnPurpose.Load() &&
 		s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 
@@ -158,7 +174,10 @@ func (s *Session) loginOn(ctx context.Context, addr string) (*serverConn, error)
 	r := *s.move.resp
 	r.Capability = s.move.caps
 	r.AuthPlugin = mysqlproto.AuthNativePassword
-	r.AuthResponse = mysqlproto.NativeTokenFromStage1(h.AuthData, s.move.stage1)
+	r.AuthResponse = nil
+	if len(s.move.stage1) > 0 {
+		r.AuthResponse = mysqlproto.NativeTokenFromStage1(h.AuthData, s.move.stage1)
+	}
 	r.Database = s.DB()
 	if r.Database != "" {
 		r.Capability |= mysqlproto.ClientConnectWithDB

@@ -16,6 +16,10 @@ type serverRegistry struct {
 	addrs sync.Map // server address → *addrSessions
 	total atomic.Int64
 	watch *serverWatch // nil when close events cannot be watched
+	// newAddr, when set (before any add), is told about each address the
+	// first time a server session to it is added; metrics register the
+	// address's gauge there.
+	newAddr func(addr string)
 }
 
 // addrSessions is the set of server sessions to one address.
@@ -31,7 +35,11 @@ func (r *serverRegistry) add(be *serverConn, owner *Session) {
 	be.reg = r
 	v, ok := r.addrs.Load(be.addr)
 	if !ok {
-		v, _ = r.addrs.LoadOrStore(be.addr, &addrSessions{conns: map[*serverConn]struct{}{}})
+		var loaded bool
+		v, loaded = r.addrs.LoadOrStore(be.addr, &addrSessions{conns: map[*serverConn]struct{}{}})
+		if !loaded && r.newAddr != nil {
+			r.newAddr(be.addr)
+		}
 	}
 	set := v.(*addrSessions)
 	set.mu.Lock()

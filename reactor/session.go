@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"context"
 	"io"
 	"net"
 	"strings"
@@ -276,14 +277,46 @@ func (s *Session) closeTransport() {
 // connection and reconnects instead of sending a statement into it (a
 // running command fails on its own). In OceanBase mode the next statement
 // simply goes to another server session (flash-break avoidance).
+//
+// A session that could move to another server (mysql_move.go) moves only
+// if its server failed: the server is asked for a handshake, and if it
+// gives one it closed the connection on purpose (wait_timeout, KILL) and
+// the idle client is disconnected as above.
 func (s *Session) onServerGone(be *serverConn) {
 	if s.ob != nil {
 		return
 	}
 	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
-	if s.State() == StateIdle && !s.move.canMove.Load() {
-		s.requestClose(closeNow)
+	if s.State() != StateIdle {
+		return
 	}
+	if !s.move.canMove.Load() {
+		s.requestClose(closeNow)
+		return
+	}
+	go func() {
+		defer s.srv.recoverBackground(panicServerWatch)
+		if s.srv.serverAnswers(be.addr) {
+			s.move.closedOnPurpose.Store(true)
+			if s.State() == StateIdle {
+				s.requestClose(closeNow)
+			}
+		}
+	}()
+}
+
+// serverAnswers reports whether addr sends a handshake within
+// detect_server_timeout (at most one second): a live server.
+func (srv *Server) serverAnswers(addr string) bool {
+	timeout := min(srv.cfg.Load().DetectServerTimeout, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	be, _, _, err := srv.dialServer(ctx, addr, timeout, net.KeepAliveConfig{})
+	if err != nil {
+		return false
+	}
+	be.close()
+	return true
 }
 
 // serverClosedIdle reports, after a command in mysql routing mode, that

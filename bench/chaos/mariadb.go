@@ -38,7 +38,9 @@ func (s *Suite) runMaria(ctx context.Context, sc *Scenario, target string) *Resu
 	var p *Proxy
 	switch target {
 	case "obgate":
-		opts := append([]string{"server_routing_mode=mysql"}, s.set.ExtraOpts...)
+		// Probes as often as HAProxy's check (inter 1s fall 3): every
+		// server, a handshake within 1 s, three strikes.
+		opts := append([]string{"server_routing_mode=mysql", "server_detect_mode=2", "detect_server_timeout=1s"}, s.set.ExtraOpts...)
 		r.res.Options = opts
 		p, err = StartObgate(ctx, s.set.Obgate, r.dir, []string{"-r", strings.Join(pair.Addrs(), ";")}, opts, "root")
 	default:

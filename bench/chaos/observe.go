@@ -161,6 +161,7 @@ type metricWatch struct {
 type metricSample struct {
 	t        float64
 	requests map[string]float64
+	sessions map[string]float64 // obgate's open server sessions; nil when not exported
 }
 
 func (m *metricWatch) poll(ctx context.Context) {
@@ -179,7 +180,23 @@ func (m *metricWatch) poll(ctx context.Context) {
 		m.absent = true
 		return
 	}
-	m.samples = append(m.samples, metricSample{t: t, requests: reqs})
+	sess, _ := serverSeries(text, ServerSessionsMetric)
+	m.samples = append(m.samples, metricSample{t: t, requests: reqs, sessions: sess})
+}
+
+// sessionsDuring returns obgate's server-session counts of server sampled
+// in [from, to], with their times; none when obgate does not export them.
+func (m *metricWatch) sessionsDuring(server string, from, to float64) (ts []float64, counts []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.samples {
+		if s.sessions == nil || s.t < from || s.t > to {
+			continue
+		}
+		ts = append(ts, s.t)
+		counts = append(counts, int(s.sessions[server]))
+	}
+	return ts, counts
 }
 
 // activity returns the intervals (prev, t] in which server's counter grew,

@@ -163,10 +163,20 @@ const ServerRequestsMetric = "obgate_server_requests_total"
 // text: server address → count. It reports false when the family is
 // absent.
 func serverRequests(text string) (map[string]float64, bool) {
+	return serverSeries(text, ServerRequestsMetric)
+}
+
+// ServerSessionsMetric is obgate's gauge of its open server sessions per
+// server.
+const ServerSessionsMetric = "obgate_server_sessions"
+
+// serverSeries reads every series of family with a server label, summed
+// per server, and reports whether there was any.
+func serverSeries(text, family string) (map[string]float64, bool) {
 	out := map[string]float64{}
 	found := false
 	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), ServerRequestsMetric+"{")
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), family+"{")
 		if !ok {
 			continue
 		}

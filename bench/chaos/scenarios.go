@@ -206,16 +206,27 @@ func (r *run) afterRepair() time.Duration {
 }
 
 // checkHungClosed: obgate closed its connections to the hung node before
-// it was released (obsim's session count of the node falls to at most
-// one, a probe).
+// it was released: obgate's own count of its server sessions to the node
+// (obgate_server_sessions) falls to at most one, a probe. obsim's count
+// cannot show it: a hung node notices no close until it is released.
+// Without obgate's gauge, obsim's count is used.
 func (r *run) checkHungClosed(w Window) {
 	defer r.timed()
 	name := fmt.Sprintf("connections to the hung %s closed before the release", r.res.Server)
-	if r.sess == nil {
+	var ts []float64
+	var counts []int
+	src := "obgate's server sessions to the node"
+	if r.mets != nil {
+		ts, counts = r.mets.sessionsDuring(r.res.ServerAddr, w.FaultAt, w.RecoverAt)
+	}
+	if len(counts) == 0 && r.sess != nil {
+		src = "sessions obsim counts on the node"
+		ts, counts = r.sess.node(r.res.Server, w.FaultAt, w.RecoverAt)
+	}
+	if len(ts) == 0 && r.sess == nil && r.mets == nil {
 		r.add(name, Unknown, "no session counts")
 		return
 	}
-	ts, counts := r.sess.node(r.res.Server, w.FaultAt, w.RecoverAt)
 	if len(counts) == 0 {
 		r.add(name, Unknown, "no session samples during the hang")
 		return
@@ -228,10 +239,10 @@ func (r *run) checkHungClosed(w Window) {
 		}
 	}
 	if low <= 1 {
-		r.check(name, true, "sessions on the node: up to %d, down to %d at %.1f s after the fault", peak, low, lowAt-w.FaultAt)
+		r.check(name, true, "%s: up to %d, down to %d at %.1f s after the fault", src, peak, low, lowAt-w.FaultAt)
 		return
 	}
-	r.check(name, false, "sessions on the node: up to %d, never below %d during the hang", peak, low)
+	r.check(name, false, "%s: up to %d, never below %d during the hang", src, peak, low)
 }
 
 // stateScenario changes what the cluster's views say about a node: obsim
