@@ -177,6 +177,10 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 			s.countStatement(kind, false, start)
 			return true, s.rollbackByClosing(o.errCode)
 		}
+		if s.ob != nil && s.commitsTxn() {
+			s.countStatement(kind, true, start)
+			return false, s.commitRefused(o.errCode)
+		}
 		// Nowhere else to send it: the client gets the server's ERR.
 		o.written, o.err = s.deliverHeldERR()
 		o.fail, o.stage = failNone, stageAnswered

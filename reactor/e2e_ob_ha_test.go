@@ -503,3 +503,73 @@ func TestOBRollbackRefusedByStoppingServer(t *testing.T) {
 		t.Fatalf("%d of 5 later writes are in the table", n)
 	}
 }
+
+// TestOBTransactionServerLostBeforeCommit stops the node of an open
+// transaction while the client is idle, then sends COMMIT (or ROLLBACK):
+// the transaction is over either way (COMMIT fails with 6002, ROLLBACK
+// succeeds) and the next statement runs in autocommit.
+func TestOBTransactionServerLostBeforeCommit(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	for i, end := range []string{"COMMIT", "ROLLBACK"} {
+		t.Run(end, func(t *testing.T) {
+			resetOBSim(t, c)
+			p := startOBProxy(t, c, haMode)
+			conn := freshConn(t, p)
+			mk := newMarker("lostbefore")
+			base := 8700 + 10*i
+			execCtx(t, conn, "BEGIN")
+			execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'a') /* %s-1 */", base, mk))
+			x := c.Node(entryFor(t, c, mk+"-1 ").Node)
+			if err := x.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			defer x.Start()
+			idleServerSessions()
+			_, err := conn.ExecContext(context.Background(), end)
+			switch {
+			case end == "COMMIT" && sqlErrorCode(err) != mysqlproto.OBTransRollbacked:
+				t.Fatalf("COMMIT after the transaction's server was lost: %v, want ERR 6002", err)
+			case end == "ROLLBACK" && err != nil:
+				t.Fatalf("ROLLBACK after the transaction's server was lost: %v, want OK", err)
+			}
+			execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'after') /* %s-2 */", base+1, mk))
+			if n := queryInt(t, directDB(t), fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id IN (%d, %d)", obDB, base, base+1)); n != 1 {
+				t.Fatalf("%d rows, want only the write after the lost transaction", n)
+			}
+		})
+	}
+}
+
+// TestOBCommitRefusedByStoppingServer: a node refuses the COMMIT of an
+// open transaction with ERR 8002. The client gets ERR 6002 (rolled back,
+// as 8002 says nothing ran), the transaction's writes are not committed,
+// and the session is free: later statements run elsewhere.
+func TestOBCommitRefusedByStoppingServer(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	resetOBSim(t, c)
+	p := startOBProxy(t, c, haMode)
+	conn := freshConn(t, p)
+	mk := newMarker("commitstop")
+	execCtx(t, conn, "BEGIN")
+	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8800, 'a') /* %s-1 */", mk))
+	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
+	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Code: mysqlproto.OBServerIsStopping}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "COMMIT"); sqlErrorCode(err) != mysqlproto.OBTransRollbacked {
+		t.Fatalf("COMMIT refused by the stopping node: %v, want ERR 6002", err)
+	}
+	for i := range 5 {
+		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-later */", 8810+i, mk))
+	}
+	c.ClearErrors()
+	db := directDB(t)
+	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id = 8800", obDB)); n != 0 {
+		t.Fatal("the write of the transaction whose COMMIT was refused is in the table")
+	}
+	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN 8810 AND 8814", obDB)); n != 5 {
+		t.Fatalf("%d of 5 later writes are in the table", n)
+	}
+}

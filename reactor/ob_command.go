@@ -369,8 +369,7 @@ func (s *Session) writeErrorFor(err error) error {
 			return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 				"Lost connection to the server of the open transaction"))
 		}
-		s.markTxnBroken()
-		return s.writeError(txnRolledBack("the connection to the server of the open transaction broke"))
+		return s.txnServerLost()
 	case errors.Is(err, errPinnedServerLost):
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))

@@ -3,6 +3,7 @@ package reactor
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"obgate/mysqlproto"
@@ -99,7 +100,31 @@ func (s *Session) holdsERR(code uint16) bool {
 	if s.ob == nil {
 		return false
 	}
-	return retryableERR(code) && s.mayRetry() || s.endsTxnByClosing()
+	return retryableERR(code) && (s.mayRetry() || s.commitsTxn()) || s.endsTxnByClosing()
+}
+
+// commitsTxn reports a plain COMMIT of a transaction open on the current
+// server session. A server that refuses it with an error that says
+// nothing ran (8001, 8002, ...) keeps the transaction open, while the
+// client takes a failed COMMIT as the end of it: obgate closes that
+// server session, which rolls the transaction back, and answers ERR 6002
+// (rolled back), so the session is not left bound to the refusing server.
+func (s *Session) commitsTxn() bool {
+	f := &s.facts
+	return s.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnCommit &&
+		!f.Chain && !f.MultiStatement
+}
+
+// commitRefused ends the transaction whose COMMIT the server refused
+// (commitsTxn).
+func (s *Session) commitRefused(code uint16) error {
+	addr := s.backend.addr
+	s.srv.log.Info("server refused COMMIT; its server session is closed, which rolls the transaction back",
+		"session", s.id, "server", addr, "code", code)
+	s.dropServer(s.backend)
+	s.status &^= mysqlproto.StatusInTrans
+	s.inTrans.Store(false)
+	return s.writeError(txnRolledBack(fmt.Sprintf("server %s refused COMMIT with error %d; the transaction is rolled back", addr, code)))
 }
 
 // endsTxnByClosing reports a plain ROLLBACK of a transaction open on the

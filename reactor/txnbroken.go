@@ -48,6 +48,27 @@ func txnRolledBack(why string) *mysqlproto.SQLError {
 		"Transaction rollbacked: %s; send ROLLBACK to end the transaction", why)
 }
 
+// txnServerLost answers a statement that found the server session of the
+// open transaction gone before it was sent: the server rolled the
+// transaction back. A ROLLBACK has nothing left to do (OK); a COMMIT
+// fails (ERR 6002, nothing was committed); both end the transaction.
+// Anything else fails and enters the broken-transaction state.
+func (s *Session) txnServerLost() error {
+	f := &s.facts
+	if s.curCmd.Load() == int32(mysqlproto.ComQuery) && !f.MultiStatement && !f.Chain {
+		switch f.Txn {
+		case route.TxnRollback:
+			s.endBrokenTxn()
+			return s.writeOK(0, "")
+		case route.TxnCommit:
+			s.endBrokenTxn()
+			return s.writeError(txnRolledBack("the connection to the server of the open transaction broke before COMMIT; nothing was committed"))
+		}
+	}
+	s.markTxnBroken()
+	return s.writeError(txnRolledBack("the connection to the server of the open transaction broke"))
+}
+
 // markTxnBroken enters the broken-transaction state.
 func (s *Session) markTxnBroken() {
 	s.ob.txnBroken = true

@@ -107,14 +107,17 @@ func reviveKilled(ctx context.Context, r *run) error {
 
 func judgeMaria(r *run) {
 	r.checkNoReadErrors()
-	var kill float64 = -1
+	// A write in flight when the server froze (SIGSTOP) may have been
+	// applied before it froze: its outcome is unknown and the client must
+	// be told (ERR 6225), like a write in flight at the SIGKILL.
+	var at []float64
 	for _, e := range r.res.Events {
-		if e.What == "SIGKILL db1" {
-			kill = e.At
+		if e.What == "SIGKILL db1" || e.What == "SIGSTOP db1" {
+			at = append(at, e.At)
 		}
 	}
-	if kill >= 0 {
-		r.checkWritesOnlyInFlight("the SIGKILL", kill)
+	if len(at) > 0 {
+		r.checkWritesOnlyInFlight("the SIGSTOP or the SIGKILL", at...)
 	}
 	r.checkLedger()
 	r.checkLeak()

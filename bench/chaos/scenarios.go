@@ -97,7 +97,10 @@ func Scenarios() []*Scenario {
 			},
 			judge: func(r *run) {
 				if w, ok := r.windowAt(0); ok {
-					r.checkListedWithin(w, 3*r.duration("detect_server_timeout"), "3 × detect_server_timeout")
+					// The first probe starts within one detect period of
+					// the hang, and the list is sampled once a second.
+					r.checkListedWithin(w, 3*r.duration("detect_server_timeout")+r.duration("server_detect_refresh_interval")+time.Second,
+						"about 3 × detect_server_timeout: the probes' timeouts, one detect period, one sample")
 					r.checkDrain(w, 3*r.duration("detect_server_timeout")+time.Second, "3 × detect_server_timeout + 1 s")
 					r.checkHungClosed(w)
 				}
