@@ -220,13 +220,11 @@ func TestOBAutocommitWriteOfUnknownOutcome(t *testing.T) {
 	rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
 	x := c.Node(entryFor(t, c, mk+"-0 ").Node)
 	x.Slow(time.Second)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		_ = x.Stop()
-	}()
+	stopped := stopSoon(x)
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
 	_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8200, 'u') /* %s-1 */", mk))
+	<-stopped
 	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
 		t.Fatalf("write whose server broke before answering: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
 	}
@@ -400,13 +398,11 @@ func TestOBCommitOfUnknownOutcome(t *testing.T) {
 	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8300, 'c') /* %s-1 */", mk))
 	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
 	x.Slow(time.Second)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		_ = x.Stop()
-	}()
+	stopped := stopSoon(x)
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
 	_, err := conn.ExecContext(ctx, "COMMIT")
+	<-stopped
 	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
 		t.Fatalf("COMMIT whose server broke: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
 	}
@@ -572,4 +568,16 @@ func TestOBCommitRefusedByStoppingServer(t *testing.T) {
 	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN 8810 AND 8814", obDB)); n != 5 {
 		t.Fatalf("%d of 5 later writes are in the table", n)
 	}
+}
+
+// stopSoon stops n 300 ms from now, while a statement waits on it; the
+// channel closes once it is stopped.
+func stopSoon(n *obsim.Node) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(300 * time.Millisecond)
+		_ = n.Stop()
+	}()
+	return done
 }

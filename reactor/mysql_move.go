@@ -121,6 +121,7 @@ func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts) {
 // Only the goroutine running the session's command calls it.
 func (s *Session) movable() bool {
 	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.inTrans.Load() && !s.move.closedOnPurpose.Load() &&
+		s.closeReq.Load() == closeNone &&
 		s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 

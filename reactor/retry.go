@@ -76,6 +76,9 @@ func (s *Session) mayRetry() bool {
 	if s.kept == nil || (s.patchOn && s.retryPS == nil) || s.resends >= s.retryBudget() {
 		return false
 	}
+	if s.closeReq.Load() != closeNone {
+		return false // a KILL or a shutdown broke the statement, not its server
+	}
 	return !s.txnBefore && !s.ob.pinned && !s.routeBound
 }
 

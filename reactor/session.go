@@ -321,8 +321,15 @@ func (srv *Server) serverAnswers(addr string) bool {
 
 // serverClosedIdle reports, after a command in mysql routing mode, that
 // the server closed the session's connection: the client is disconnected.
+// It reads only what other goroutines publish atomically (the current
+// server session, whether the session may move), since a command may
+// already run when checkServerAfterLogin calls it.
 func (s *Session) serverClosedIdle() bool {
-	return s.ob == nil && s.backend != nil && s.backend.serverLost() && !s.movable()
+	if s.ob != nil {
+		return false
+	}
+	be := s.sharedBackend.Load()
+	return be != nil && be.serverLost() && !s.move.canMove.Load()
 }
 
 // checkServerAfterLogin closes a session whose server closed its

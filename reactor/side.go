@@ -116,7 +116,12 @@ func (m mysqlSide) mayResend(o outcome) bool {
 	if !s.movable() || s.kept == nil || !s.resendable || s.resends >= 2*len(serverAddrs(s.cfg)) {
 		return false
 	}
-	return o.fail == failServerTransport || o.fail == failServerProtocol
+	if o.fail != failServerTransport && o.fail != failServerProtocol {
+		return false
+	}
+	// A server that still greets closed the connection on purpose (a
+	// KILL): the statement ends with it.
+	return !s.srv.serverAnswers(s.backend.addr)
 }
 
 func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
