@@ -462,44 +462,6 @@ func TestOBExecuteRetriedOnAnotherServerSession(t *testing.T) {
 	t.Logf("%d executes met ERR 8002 and ran elsewhere", fired)
 }
 
-// TestOBRollbackRefusedByStoppingServer opens a transaction on a node that
-// then answers every statement with ERR 8002 (stopping): the statement in
-// the transaction fails (it cannot go elsewhere), the client's ROLLBACK
-// succeeds (obgate closes that server session, which rolls back), and the
-// session is free again: its next statements run elsewhere.
-func TestOBRollbackRefusedByStoppingServer(t *testing.T) {
-	testkit.CheckLeaks(t)
-	c := startOBSim(t)
-	resetOBSim(t, c)
-	p := startOBProxy(t, c, haMode)
-	conn := freshConn(t, p)
-	mk := newMarker("rbstop")
-	execCtx(t, conn, "BEGIN")
-	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8500, 'a') /* %s-1 */", mk))
-	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
-	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Code: mysqlproto.OBServerIsStopping}); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8501, 'b') /* %s-2 */", mk)); sqlErrorCode(err) != mysqlproto.OBServerIsStopping {
-		t.Fatalf("statement of the transaction on the stopping node: %v, want ERR 8002", err)
-	}
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatalf("ROLLBACK refused by the stopping node: %v, want OK", err)
-	}
-	for i := range 5 {
-		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-later */", 8510+i, mk))
-	}
-	c.ClearErrors()
-	db := directDB(t)
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id IN (8500, 8501)", obDB)); n != 0 {
-		t.Fatalf("%d writes of the rolled-back transaction are in the table", n)
-	}
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN 8510 AND 8514", obDB)); n != 5 {
-		t.Fatalf("%d of 5 later writes are in the table", n)
-	}
-}
-
 // TestOBTransactionServerLostBeforeCommit stops the node of an open
 // transaction while the client is idle, then sends COMMIT (or ROLLBACK):
 // the transaction is over either way (COMMIT fails with 6002, ROLLBACK
@@ -537,39 +499,6 @@ func TestOBTransactionServerLostBeforeCommit(t *testing.T) {
 	}
 }
 
-// TestOBCommitRefusedByStoppingServer: a node refuses the COMMIT of an
-// open transaction with ERR 8002. The client gets ERR 6002 (rolled back,
-// as 8002 says nothing ran), the transaction's writes are not committed,
-// and the session is free: later statements run elsewhere.
-func TestOBCommitRefusedByStoppingServer(t *testing.T) {
-	testkit.CheckLeaks(t)
-	c := startOBSim(t)
-	resetOBSim(t, c)
-	p := startOBProxy(t, c, haMode)
-	conn := freshConn(t, p)
-	mk := newMarker("commitstop")
-	execCtx(t, conn, "BEGIN")
-	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8800, 'a') /* %s-1 */", mk))
-	x := c.Node(entryFor(t, c, mk+"-1 ").Node)
-	if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Code: mysqlproto.OBServerIsStopping}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "COMMIT"); sqlErrorCode(err) != mysqlproto.OBTransRollbacked {
-		t.Fatalf("COMMIT refused by the stopping node: %v, want ERR 6002", err)
-	}
-	for i := range 5 {
-		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-later */", 8810+i, mk))
-	}
-	c.ClearErrors()
-	db := directDB(t)
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id = 8800", obDB)); n != 0 {
-		t.Fatal("the write of the transaction whose COMMIT was refused is in the table")
-	}
-	if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN 8810 AND 8814", obDB)); n != 5 {
-		t.Fatalf("%d of 5 later writes are in the table", n)
-	}
-}
-
 // stopSoon stops n 300 ms from now, while a statement waits on it; the
 // channel closes once it is stopped.
 func stopSoon(n *obsim.Node) <-chan struct{} {
@@ -580,4 +509,54 @@ func stopSoon(n *obsim.Node) <-chan struct{} {
 		_ = n.Stop()
 	}()
 	return done
+}
+
+// TestOBTransactionEndRefusedByStoppingServer opens a transaction on a
+// node that then answers every statement with ERR 8002 (stopping). The
+// statement in the transaction fails (it cannot go elsewhere). The
+// client's ROLLBACK succeeds and its COMMIT fails with 6002 (8002 says
+// nothing ran): either way obgate closes that server session, which rolls
+// the transaction back, and the session is free, its next statements
+// running elsewhere.
+func TestOBTransactionEndRefusedByStoppingServer(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	for i, end := range []string{"ROLLBACK", "COMMIT"} {
+		t.Run(end, func(t *testing.T) {
+			resetOBSim(t, c)
+			p := startOBProxy(t, c, haMode)
+			conn := freshConn(t, p)
+			mk := newMarker("endstop")
+			base := 8500 + 100*i
+			execCtx(t, conn, "BEGIN")
+			execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'a') /* %s-1 */", base, mk))
+			x := c.Node(entryFor(t, c, mk+"-1 ").Node)
+			if _, err := c.InjectError(obsim.ErrorRule{Node: x.Name(), Code: mysqlproto.OBServerIsStopping}); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'b') /* %s-2 */", base+1, mk))
+			if sqlErrorCode(err) != mysqlproto.OBServerIsStopping {
+				t.Fatalf("statement of the transaction on the stopping node: %v, want ERR 8002", err)
+			}
+			_, err = conn.ExecContext(ctx, end)
+			switch {
+			case end == "ROLLBACK" && err != nil:
+				t.Fatalf("ROLLBACK refused by the stopping node: %v, want OK", err)
+			case end == "COMMIT" && sqlErrorCode(err) != mysqlproto.OBTransRollbacked:
+				t.Fatalf("COMMIT refused by the stopping node: %v, want ERR 6002", err)
+			}
+			for j := range 5 {
+				execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'later') /* %s-later */", base+10+j, mk))
+			}
+			c.ClearErrors()
+			db := directDB(t)
+			if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id IN (%d, %d)", obDB, base, base+1)); n != 0 {
+				t.Fatalf("%d writes of the rolled-back transaction are in the table", n)
+			}
+			if n := queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM %s.kv WHERE id BETWEEN %d AND %d", obDB, base+10, base+14)); n != 5 {
+				t.Fatalf("%d of 5 later writes are in the table", n)
+			}
+		})
+	}
 }
