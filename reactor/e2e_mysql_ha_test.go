@@ -139,7 +139,7 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		return n, err
 	}
 	var onSecond []*sql.Conn
-	for len(onSecond) < 3 {
+	for len(onSecond) < 4 {
 		c := session()
 		if n, err := port(c); err != nil {
 			t.Fatal(err)
@@ -147,8 +147,14 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 			onSecond = append(onSecond, c)
 		}
 	}
-	busy, idle, stateful := onSecond[0], onSecond[1], onSecond[2]
+	busy, idle, stateful, inTxn := onSecond[0], onSecond[1], onSecond[2], onSecond[3]
 	if _, err := stateful.ExecContext(ctx, "SET @kept = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inTxn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := port(inTxn); err != nil {
 		t.Fatal(err)
 	}
 	sigstop(t, second.PID())
@@ -161,6 +167,17 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 	}
 	if _, err := port(stateful); err == nil {
 		t.Fatal("a session with a user variable moved without it")
+	}
+	// The open transaction is lost: ERR 6002 until ROLLBACK, then the
+	// session moves.
+	if _, err := port(inTxn); sqlErrorCode(err) != mysqlproto.OBTransRollbacked {
+		t.Fatalf("statement of a transaction on the stopped server: %v, want ERR 6002", err)
+	}
+	if _, err := inTxn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatalf("ROLLBACK of the lost transaction: %v", err)
+	}
+	if n, err := port(inTxn); err != nil || n != mdb.Port() {
+		t.Fatalf("after ROLLBACK: port %d, %v; want the session moved", n, err)
 	}
 	if n := metricValue(t, p, "obgate_session_moved_total"); n < 2 {
 		t.Fatalf("obgate_session_moved_total = %v, want at least 2", n)

@@ -41,7 +41,7 @@ type moveLogin struct {
 	stage1   []byte                        // SHA1(password); nil when the session cannot move
 	caps     mysqlproto.Capability         // capabilities of the server login
 	stateful bool                          // the session left state on its server
-	// canMove is movable() as of the end of the last command, for the
+	// canMove is movableOutsideTxn() as of the end of the last command, for the
 	// server watch's goroutine; closedOnPurpose says a live server closed
 	// the session's connection (it is not carried elsewhere).
 	canMove         atomic.Bool
@@ -120,9 +120,16 @@ func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts) {
 // movable reports whether the session may move to another server now.
 // Only the goroutine running the session's command calls it.
 func (s *Session) movable() bool {
-	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.inTrans.Load() && !s.move.closedOnPurpose.Load() &&
-		s.closeReq.Load() == closeNone &&
-		s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
+	return !s.inTrans.Load() && s.movableOutsideTxn()
+}
+
+// movableOutsideTxn reports whether the session could move but for an
+// open transaction: its server's loss then breaks the transaction (ERR
+// 6002 until the client ends it, txnbroken.go) and the session moves
+// after it.
+func (s *Session) movableOutsideTxn() bool {
+	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.move.closedOnPurpose.Load() &&
+		s.closeReq.Load() == closeNone && s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 
 // serverLost reports whether the session's server connection is gone.

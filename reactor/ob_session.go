@@ -36,9 +36,6 @@ type obSession struct {
 	begunWith []byte
 	// healthGen is the availability generation of the last plan.
 	healthGen uint64
-	// txnBroken says the server of the open transaction broke: every
-	// statement fails until the client ends the transaction.
-	txnBroken bool
 	pinned    bool // temporary tables, user locks, SET TRANSACTION: stay on last
 	ps        map[uint32]*prepared
 	nextPS    uint32

@@ -75,8 +75,12 @@ type Session struct {
 	// before the statement, routeBound that the router bound it to its
 	// last server; either forbids sending it elsewhere. heldERR is an
 	// ERR answer held back while the statement goes elsewhere.
-	move  moveLogin // mysql routing mode: how to log the client in elsewhere
-	tried []string
+	move moveLogin // mysql routing mode: how to log the client in elsewhere
+	// txnBroken says the server of the open transaction broke: every
+	// statement fails until the client ends the transaction
+	// (txnbroken.go).
+	txnBroken bool
+	tried     []string
 	// keptOwned says kept is obgate's own copy of the request (not the
 	// client buffer's); retryPS (client id retryPSID) is the prepared
 	// statement of an execute that may go to another server session,

@@ -63,22 +63,36 @@ type serverSide interface {
 // for the life of the client session, its answers relayed as they are.
 type mysqlSide struct{ s *Session }
 
-func (m mysqlSide) command(cmd mysqlproto.Command, _ int, body []byte, whole bool, _ time.Time) (route.StmtKind, bool, error) {
+func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
+	if m.s.txnBroken {
+		if handled, err := m.s.brokenTxnCommand(cmd, n, start); handled {
+			return route.StmtOther, true, err
+		}
+	}
 	return m.s.mysqlCommand(cmd, body, whole), false, nil
 }
 
-func (m mysqlSide) query(int, []byte, bool, *route.Facts, time.Time) (bool, error) { return false, nil }
+func (m mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
+	if m.s.txnBroken {
+		return true, m.s.brokenTxnStatement(n, f, start)
+	}
+	return false, nil
+}
 
 // acquire: the session's one server session runs everything; when its
 // connection is gone, a session that may move logs in on another server.
 func (m mysqlSide) acquire(routeNeed) error {
-	if !m.s.backend.serverLost() {
+	s := m.s
+	if !s.backend.serverLost() {
 		return nil
 	}
-	if !m.s.movable() {
+	if s.inTrans.Load() && s.movableOutsideTxn() {
+		return errTxnServerLost // the transaction is lost; the session moves after it
+	}
+	if !s.movable() {
 		return errServerGone
 	}
-	_, err := m.s.moveServer()
+	_, err := s.moveServer()
 	return err
 }
 
@@ -100,6 +114,9 @@ func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 // is sent again; any other session gets an ERR and ends.
 func (m mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
+	if s.inTrans.Load() && s.movableOutsideTxn() {
+		return s.transactionBroke(err)
+	}
 	if !s.movable() {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
@@ -137,7 +154,7 @@ func (m mysqlSide) holdsERR(uint16) bool { return false }
 type obSide struct{ s *Session }
 
 func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	if o.s.ob.txnBroken {
+	if o.s.txnBroken {
 		if handled, err := o.s.brokenTxnCommand(cmd, n, start); handled {
 			return route.StmtOther, true, err
 		}
@@ -147,7 +164,7 @@ func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, 
 }
 
 func (o obSide) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
-	if o.s.ob.txnBroken {
+	if o.s.txnBroken {
 		return true, o.s.brokenTxnStatement(n, f, start)
 	}
 	if !whole {

@@ -165,7 +165,7 @@ func (s *Session) afterCommand(err error) bool {
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)
 	if s.ob == nil && s.move.stage1 != nil {
-		s.move.canMove.Store(s.movable())
+		s.move.canMove.Store(s.movableOutsideTxn())
 	}
 	if err != nil {
 		var se *sessionError

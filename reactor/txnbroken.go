@@ -7,8 +7,9 @@ import (
 	"obgate/route"
 )
 
-// When the server of an open transaction breaks (OceanBase mode, with
-// server_break_action=error), the server rolls the transaction back. The
+// When the server of an open transaction breaks (OceanBase mode, and
+// mysql mode for a session that could otherwise move to another server;
+// with server_break_action=error), the server rolls the transaction back. The
 // client learns it from an ERR 6002 (OB_TRANS_ROLLBACKED), and then from
 // the same error for every statement it sends until it ends the
 // transaction: ROLLBACK succeeds, COMMIT fails (there is nothing to
@@ -28,7 +29,11 @@ func (s *Session) transactionBroke(err error) error {
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
-	s.dropServer(be)
+	if s.ob != nil {
+		s.dropServer(be)
+	} else {
+		be.close() // the session moves once the transaction is over
+	}
 	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.facts.MultiStatement &&
 		(s.facts.Txn == route.TxnCommit || s.facts.Txn == route.TxnRollback)
 	if !ending {
@@ -71,15 +76,17 @@ func (s *Session) txnServerLost() error {
 
 // markTxnBroken enters the broken-transaction state.
 func (s *Session) markTxnBroken() {
-	s.ob.txnBroken = true
-	s.ob.heldBegin, s.ob.begunWith = nil, nil
+	s.txnBroken = true
+	if s.ob != nil {
+		s.ob.heldBegin, s.ob.begunWith = nil, nil
+	}
 	s.status |= mysqlproto.StatusInTrans
 	s.inTrans.Store(true)
 }
 
 // endBrokenTxn leaves it: the client ended the transaction.
 func (s *Session) endBrokenTxn() {
-	s.ob.txnBroken = false
+	s.txnBroken = false
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
 }
@@ -92,7 +99,7 @@ func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) err
 	switch {
 	case f.Txn == route.TxnRollback && !f.MultiStatement:
 		s.endBrokenTxn()
-		if f.Chain {
+		if f.Chain && s.ob != nil {
 			s.ob.heldBegin = []byte("START TRANSACTION")
 			s.status |= mysqlproto.StatusInTrans
 			s.inTrans.Store(true)
