@@ -370,6 +370,9 @@ func (s *Session) writeErrorFor(err error) error {
 				"Lost connection to the server of the open transaction"))
 		}
 		return s.txnServerLost()
+	case errors.Is(err, errServerGone):
+		// mysql mode: the client's connection is its server session.
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	case errors.Is(err, errPinnedServerLost):
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))

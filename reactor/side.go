@@ -60,7 +60,8 @@ type serverSide interface {
 }
 
 // mysqlSide is the server side of mysql routing mode: one server session
-// for the life of the client session, its answers relayed as they are.
+// at a time, its answers relayed as they are; a session that left no
+// state on it moves to another server when it fails (mysql_move.go).
 type mysqlSide struct{ s *Session }
 
 func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
@@ -85,6 +86,11 @@ func (m mysqlSide) acquire(routeNeed) error {
 	s := m.s
 	if !s.backend.serverLost() {
 		return nil
+	}
+	if s.backend.peerGone.Load() && s.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
+		// The server closed the connection and still greets: it closed
+		// it on purpose (wait_timeout, KILL); the session ends with it.
+		s.move.closedOnPurpose.Store(true)
 	}
 	if s.inTrans.Load() && s.movableOutsideTxn() {
 		return errTxnServerLost // the transaction is lost; the session moves after it
@@ -114,6 +120,11 @@ func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 // is sent again; any other session gets an ERR and ends.
 func (m mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
+	if s.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
+		// The server broke the connection and still greets: it closed
+		// it on purpose (KILL); the session ends with it.
+		s.move.closedOnPurpose.Store(true)
+	}
 	if s.inTrans.Load() && s.movableOutsideTxn() {
 		return s.transactionBroke(err)
 	}
@@ -133,12 +144,9 @@ func (m mysqlSide) mayResend(o outcome) bool {
 	if !s.movable() || s.kept == nil || !s.resendable || s.resends >= 2*len(serverAddrs(s.cfg)) {
 		return false
 	}
-	if o.fail != failServerTransport && o.fail != failServerProtocol {
-		return false
-	}
-	// A server that still greets closed the connection on purpose (a
-	// KILL): the statement ends with it.
-	return !s.srv.serverAnswers(s.backend.addr)
+	// brokeBeforeAnswer has asked the server whether it still greets (then
+	// movable is false now).
+	return o.fail == failServerTransport || o.fail == failServerProtocol
 }
 
 func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
