@@ -167,28 +167,27 @@ func (e *Entry) ConnectSucceeded() {
 // View is a copy of an entry for SHOW PROXYCONGESTION and metrics. Times
 // are zero when unset.
 type View struct {
-	Cluster, Addr         string
-	Zone, Region          string
-	ZoneState             string
-	ClusterVersion        uint64
-	ServerState           string
-	AliveCongested        bool
-	LastAliveCongested    time.Time
-	DeadCongested         bool
-	LastDeadCongested     time.Time
-	DetectCongested       bool
-	LastDetectCongested   time.Time
-	ConnectFailed         bool
-	ForceCongested        bool
-	Congested             bool
-	StatAliveFailures     uint64
-	StatConnFailures      uint64
-	ConnLastFailTime      time.Time
-	ConnFailureEvents     int
-	AliveLastFailTime     time.Time
-	AliveFailureEvents    int
-	InFlight              int64
-	ConsecutiveDetectFail int32
+	Cluster, Addr       string
+	Zone, Region        string
+	ZoneState           string
+	ClusterVersion      uint64
+	ServerState         string
+	AliveCongested      bool
+	LastAliveCongested  time.Time
+	DeadCongested       bool
+	LastDeadCongested   time.Time
+	DetectCongested     bool
+	LastDetectCongested time.Time
+	ConnectFailed       bool
+	ForceCongested      bool
+	Congested           bool
+	StatAliveFailures   uint64
+	StatConnFailures    uint64
+	ConnLastFailTime    time.Time
+	ConnFailureEvents   int
+	AliveLastFailTime   time.Time
+	AliveFailureEvents  int
+	InFlight            int64
 }
 
 func nanosTime(n int64) time.Time {
@@ -221,6 +220,5 @@ func (e *Entry) view(now int64) View {
 	v.ConnLastFailTime, v.ConnFailureEvents = nanosTime(e.connHist.lastEvent()), e.connHist.count(now)
 	v.AliveLastFailTime, v.AliveFailureEvents = nanosTime(e.aliveHist.lastEvent()), e.aliveHist.count(now)
 	v.InFlight = e.inflight.Load()
-	v.ConsecutiveDetectFail = e.detectFails.Load()
 	return v
 }

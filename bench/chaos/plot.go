@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -12,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"obgate/bench/suite"
 )
 
 const (
@@ -130,15 +131,7 @@ func WritePlot(res *Result, file string) error {
 	canvases := plot.Align(plots, tiles, dc)
 	top.Draw(canvases[0][0])
 	bottom.Draw(canvases[1][0])
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return suite.WritePNG(img, file)
 }
 
 // intTicks labels the default ticks as whole numbers.

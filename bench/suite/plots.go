@@ -168,6 +168,12 @@ func savePNG(p *plot.Plot, file string) error {
 		vgimg.UseDPI(plotDPI),
 	)
 	p.Draw(draw.New(c))
+	return WritePNG(c, file)
+}
+
+// WritePNG writes a drawn canvas to file as PNG (the chaos suite's plots
+// use it too).
+func WritePNG(c *vgimg.Canvas, file string) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
