@@ -63,6 +63,7 @@ type Cluster struct {
 	schemaVersion int64
 	initial       map[*tablet]placement // for Reset
 
+	remoteCost atomic.Int64 // time.Duration; see remoteplan.go
 	nextConnID atomic.Uint32
 	logSeq     atomic.Uint64 // orders statement log entries across nodes
 	closeOnce  sync.Once
@@ -104,6 +105,7 @@ func start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c := &Cluster{cfg: cfg, topo: topo, logger: logger, zoneStatus: map[string]string{},
 		nodes: map[string]*Node{}, started: time.Now(), initial: map[*tablet]placement{}}
 	c.schemaVersion = c.started.UnixMicro()
+	c.SetRemotePlanCost(c.topoRemotePlanCost())
 	c.nextConnID.Store(3221225472) // OceanBase-style session ids
 	defer func() {
 		if err != nil {
@@ -446,10 +448,12 @@ func (c *Cluster) Leader(table, partition string) (string, error) {
 }
 
 // Reset undoes every fault: stopped nodes start, hung and slow nodes
-// recover, injected errors are removed, statuses and leaders go back to the
-// topology's. Statement logs are kept (see ClearLogs).
+// recover, injected errors are removed, statuses, leaders and the
+// remote-plan cost go back to the topology's. Statement logs are kept (see
+// ClearLogs).
 func (c *Cluster) Reset() error {
 	c.faults.clear()
+	c.SetRemotePlanCost(c.topoRemotePlanCost())
 	var errs []error
 	for _, n := range c.nodeList {
 		n.Unhang()

@@ -142,7 +142,13 @@ func (s *session) query(sql string, start time.Time) error {
 	}
 	lx := lex(sql)
 	st := analyzeLexed(lx)
-	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
+	var more []*stmtInfo
+	if s.be.Caps.Has(mysqlproto.ClientMultiStatements) {
+		more = laterStatements(sql, lx.toks)
+	}
+	if err := s.place(&entry, st, more); err != nil {
+		return err
+	}
 	if st.table != "" {
 		s.lastHit = entry.Local
 	}
@@ -262,11 +268,14 @@ func (s *session) execute(pkt []byte, start time.Time) error {
 	entry := LogEntry{Command: "execute", SQL: sqlText}
 	lx := lex(sqlText)
 	st := analyzeLexed(lx)
-	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
 	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
+		entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
 		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
 		s.record(entry, start)
 		return s.sendErr(e)
+	}
+	if err := s.place(&entry, st, nil); err != nil {
+		return err
 	}
 	var extra []byte
 	if st.table != "" {

@@ -34,6 +34,8 @@ import (
 //	GET    /errors                       injected error rules
 //	POST   /errors                       an ErrorRule → {"id":1}
 //	DELETE /errors[/{id}]                remove all rules or one
+//	GET    /remote-plan-cost             {"cost":"1ms"}
+//	POST   /remote-plan-cost             {"cost":"2ms"} ("0" turns it off)
 //	POST   /reset                        undo every fault
 //	GET    /log?node=&since=&limit=      statement log entries (since: last seq seen)
 //	DELETE /log                          clear the logs
@@ -225,6 +227,29 @@ func (c *Cluster) ControlHandler() http.Handler {
 			return
 		}
 		writeJSON(w, map[string]bool{"ok": true})
+	})
+	mux.HandleFunc("GET /v1/remote-plan-cost", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]string{"cost": c.RemotePlanCost().String()})
+	})
+	mux.HandleFunc("POST /v1/remote-plan-cost", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Cost string `json:"cost"`
+		}
+		err := readJSON(r, &body)
+		var d time.Duration
+		if err == nil {
+			if body.Cost == "" {
+				err = errors.New(`the body needs "cost"`)
+			} else {
+				d, err = parseRemotePlanCost(body.Cost)
+			}
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		c.SetRemotePlanCost(d)
+		writeJSON(w, map[string]string{"cost": c.RemotePlanCost().String()})
 	})
 	mux.HandleFunc("POST /v1/reset", func(w http.ResponseWriter, r *http.Request) {
 		if err := c.Reset(); err != nil {
@@ -444,6 +469,20 @@ func (cc *ControlClient) InjectError(r ErrorRule) (int, error) {
 	var out struct{ ID int }
 	err := cc.Do(http.MethodPost, "/v1/errors", r, &out)
 	return out.ID, err
+}
+
+// RemotePlanCost reads the cluster's remote-plan cost.
+func (cc *ControlClient) RemotePlanCost() (time.Duration, error) {
+	var out struct{ Cost string }
+	if err := cc.Do(http.MethodGet, "/v1/remote-plan-cost", nil, &out); err != nil {
+		return 0, err
+	}
+	return time.ParseDuration(out.Cost)
+}
+
+// SetRemotePlanCost sets the cluster's remote-plan cost (0 turns it off).
+func (cc *ControlClient) SetRemotePlanCost(d time.Duration) error {
+	return cc.Do(http.MethodPost, "/v1/remote-plan-cost", map[string]string{"cost": d.String()}, nil)
 }
 
 // Reset undoes every fault.

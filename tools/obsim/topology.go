@@ -23,11 +23,16 @@ type Topology struct {
 	BasePort int `json:"base_port,omitempty"`
 	// ProxyroPassword is the password of proxyro@sys, the account ODP reads
 	// the internal tables with; default empty.
-	ProxyroPassword string   `json:"proxyro_password,omitempty"`
-	Zones           []Zone   `json:"zones"`
-	Tenants         []Tenant `json:"tenants"`
-	Users           []User   `json:"users,omitempty"`
-	Tables          []Table  `json:"tables,omitempty"`
+	ProxyroPassword string `json:"proxyro_password,omitempty"`
+	// RemotePlanCost is what a node adds to a statement it runs as a
+	// remote plan (LogEntry.Local false): the internal round trip to the
+	// partition's leader, as a duration string; default "1ms", "0" for
+	// none.
+	RemotePlanCost string   `json:"remote_plan_cost,omitempty"`
+	Zones          []Zone   `json:"zones"`
+	Tenants        []Tenant `json:"tenants"`
+	Users          []User   `json:"users,omitempty"`
+	Tables         []Table  `json:"tables,omitempty"`
 }
 
 // Zone is a zone with its servers.
@@ -241,6 +246,11 @@ func (t *Topology) normalize() (*Topology, error) {
 	if n.Version == "" {
 		n.Version = defaultVersion
 	}
+	cost, err := parseRemotePlanCost(n.RemotePlanCost)
+	if err != nil {
+		return nil, err
+	}
+	n.RemotePlanCost = cost.String()
 	if len(n.Zones) == 0 {
 		return nil, fmt.Errorf("obsim: topology needs at least one zone")
 	}

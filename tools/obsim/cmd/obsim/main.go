@@ -56,7 +56,8 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   obsim serve [--demo | --topology FILE | --cluster NAME --zones SPEC [--tenants SPEC]]
-              [--ctl 127.0.0.1:PORT] [--mariadb DSN] [--base-port N] [-v]
+              [--ctl 127.0.0.1:PORT] [--mariadb DSN] [--base-port N]
+              [--remote-plan-cost DURATION] [-v]
   obsim ctl [--addr 127.0.0.1:PORT] VERB [ARGS]   (obsim ctl help lists the verbs)
   obsim topology --demo                           print the demo topology as JSON
 `)
@@ -73,6 +74,7 @@ func serve(args []string) error {
 	ctlAddr := fs.String("ctl", "", "serve the control endpoint on this loopback address (default "+obsim.DemoCtlAddr+" with --demo)")
 	mariaDSN := fs.String("mariadb", "", "use this MariaDB (go-sql-driver DSN) instead of starting one")
 	basePort := fs.Int("base-port", -1, "nodes listen on base-port+1, +2, … (0: free ports)")
+	remoteCost := fs.String("remote-plan-cost", "", "time added to every statement a node runs as a remote plan (default: the topology's remote_plan_cost, else 1ms; 0 turns it off)")
 	verbose := fs.Bool("v", false, "log obsim's activity")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -100,6 +102,9 @@ func serve(args []string) error {
 	}
 	if *basePort >= 0 {
 		topo.BasePort = *basePort
+	}
+	if *remoteCost != "" {
+		topo.RemotePlanCost = *remoteCost
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -192,6 +197,7 @@ const ctlHelp = `verbs:
   error [-node N] [-count N] [-prob P] [-login] [-message M] CODE [PATTERN]
                                          answer matching statements with error CODE
   errors | clear-errors                  list / remove injected errors
+  remote-plan-cost [DURATION]            show / set the time a remote plan adds (0 turns it off)
   reset                                  undo every fault
   log [-node N] [-n COUNT]               statement log
 `
@@ -342,6 +348,28 @@ func ctl(args []string, out io.Writer) error {
 		return printJSON(rules)
 	case "clear-errors":
 		return cc.Do("DELETE", "/v1/errors", nil, nil)
+	case "remote-plan-cost":
+		if len(a) > 1 {
+			return errors.New("remote-plan-cost takes at most one argument")
+		}
+		if len(a) == 1 {
+			d := time.Duration(0)
+			if a[0] != "0" {
+				var err error
+				if d, err = time.ParseDuration(a[0]); err != nil {
+					return err
+				}
+			}
+			if err := cc.SetRemotePlanCost(d); err != nil {
+				return err
+			}
+		}
+		d, err := cc.RemotePlanCost()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "remote plan cost: %v\n", d)
+		return nil
 	case "reset":
 		return cc.Reset()
 	case "log":

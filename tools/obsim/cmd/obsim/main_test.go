@@ -74,7 +74,16 @@ func TestCtlVerbs(t *testing.T) {
 		t.Errorf("errors: %s", out)
 	}
 	run("clear-errors")
+	if out := run("remote-plan-cost", "3ms"); !strings.Contains(out, "remote plan cost: 3ms") || c.RemotePlanCost() != 3*time.Millisecond {
+		t.Errorf("remote-plan-cost 3ms: %s", out)
+	}
+	if out := run("remote-plan-cost", "0"); !strings.Contains(out, "remote plan cost: 0s") || c.RemotePlanCost() != 0 {
+		t.Errorf("remote-plan-cost 0: %s", out)
+	}
 	run("reset")
+	if out := run("remote-plan-cost"); !strings.Contains(out, "remote plan cost: 1ms") {
+		t.Errorf("remote-plan-cost after reset: %s", out)
+	}
 	if out := run("log", "-n", "5"); !strings.Contains(out, "TIME") {
 		t.Errorf("log: %s", out)
 	}
