@@ -449,8 +449,8 @@ func (c *Cluster) Leader(table, partition string) (string, error) {
 
 // Reset undoes every fault: stopped nodes start, hung and slow nodes
 // recover, injected errors are removed, statuses, leaders and the
-// remote-plan cost go back to the topology's. Statement logs are kept (see
-// ClearLogs).
+// remote-plan cost go back to the topology's. Statement logs and counters
+// are kept (see ClearLogs and ResetStats).
 func (c *Cluster) Reset() error {
 	c.faults.clear()
 	c.SetRemotePlanCost(c.topoRemotePlanCost())

@@ -39,6 +39,8 @@ import (
 //	POST   /reset                        undo every fault
 //	GET    /log?node=&since=&limit=      statement log entries (since: last seq seen)
 //	DELETE /log                          clear the logs
+//	GET    /stats                        statement counters per node and in total
+//	DELETE /stats                        set the counters to zero
 //
 // Time values in status bodies are "null" (NULL), "now", or RFC 3339.
 
@@ -290,6 +292,11 @@ func (c *Cluster) ControlHandler() http.Handler {
 		c.ClearLogs()
 		writeJSON(w, map[string]bool{"ok": true})
 	})
+	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Stats()) })
+	mux.HandleFunc("DELETE /v1/stats", func(w http.ResponseWriter, r *http.Request) {
+		c.ResetStats()
+		writeJSON(w, map[string]bool{"ok": true})
+	})
 	return mux
 }
 
@@ -505,6 +512,16 @@ func (cc *ControlClient) Log(node string, since uint64, limit int) ([]LogEntry, 
 	err := cc.Do(http.MethodGet, "/v1/log?"+q.Encode(), nil, &out)
 	return out, err
 }
+
+// Stats reads the statement counters.
+func (cc *ControlClient) Stats() (Stats, error) {
+	var st Stats
+	err := cc.Do(http.MethodGet, "/v1/stats", nil, &st)
+	return st, err
+}
+
+// ResetStats sets the statement counters to zero.
+func (cc *ControlClient) ResetStats() error { return cc.Do(http.MethodDelete, "/v1/stats", nil, nil) }
 
 // State reads the cluster state.
 func (cc *ControlClient) State() (ClusterState, error) {

@@ -36,8 +36,9 @@ type Node struct {
 	view    nodeView // guarded by c.mu
 	log     *stmtLog
 
-	delay   atomic.Int64 // time.Duration
-	corrupt atomic.Int64 // OB 2.0 frames still to send with a wrong payload checksum
+	stats   [2]stmtCounters // by client kind (stats.go)
+	delay   atomic.Int64    // time.Duration
+	corrupt atomic.Int64    // OB 2.0 frames still to send with a wrong payload checksum
 
 	mu       sync.Mutex // guards the fields below
 	ln       net.Listener

@@ -56,21 +56,26 @@ func (c *Cluster) RemotePlanCost() time.Duration { return time.Duration(c.remote
 
 // place decides where the statements of one command run: the log entry
 // gets the table, partitions, local and weak of the first statement (what
-// ob_proxy_partition_hit reports), and the remote-plan cost is paid once
-// for each remote statement (the first, then those of a multi-statement
-// query after it) before the command is relayed to MariaDB.
+// ob_proxy_partition_hit reports), every statement (the first, then those
+// of a multi-statement query after it) is counted in the node's stats
+// (stats.go), and the remote-plan cost is paid once for each remote one
+// before the command is relayed to MariaDB.
 //
 // Called by the session's goroutine with no lock held: placement takes
 // Cluster.mu and releases it before the sleep. It returns an error only
 // when the session is killed during the sleep.
 func (s *session) place(entry *LogEntry, first *stmtInfo, more []*stmtInfo) error {
 	entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(first)
+	ctr := s.counters()
+	ctr.count(entry.Local, entry.Weak)
 	remote := 0
 	if !entry.Local {
 		remote++
 	}
 	for _, st := range more {
-		if _, _, local, _ := s.placement(st); !local {
+		_, _, local, weak := s.placement(st)
+		ctr.count(local, weak)
+		if !local {
 			remote++
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -200,6 +201,8 @@ const ctlHelp = `verbs:
   remote-plan-cost [DURATION]            show / set the time a remote plan adds (0 turns it off)
   reset                                  undo every fault
   log [-node N] [-n COUNT]               statement log
+  stats [-json]                          statements per node: local, remote, weak; proxied and direct
+  clear-stats                            set the statement counters to zero
 `
 
 func ctl(args []string, out io.Writer) error {
@@ -402,8 +405,45 @@ func ctl(args []string, out io.Writer) error {
 				e.Client, e.Protocol, e.Tenant, where, res, e.Command, strings.ReplaceAll(sql, "\n", " "))
 		}
 		return tw.Flush()
+	case "stats":
+		sfs := flag.NewFlagSet("stats", flag.ContinueOnError)
+		asJSON := sfs.Bool("json", false, "print the JSON of GET /v1/stats")
+		if err := sfs.Parse(a); err != nil {
+			return err
+		}
+		st, err := cc.Stats()
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(st)
+		}
+		return printStats(out, st)
+	case "clear-stats":
+		return cc.ResetStats()
 	}
 	return fmt.Errorf("unknown verb %q; see obsim ctl help", verb)
+}
+
+// printStats writes the statement counters as a table, nodes in name
+// order and the total last.
+func printStats(out io.Writer, st obsim.Stats) error {
+	names := make([]string, 0, len(st.Nodes))
+	for name := range st.Nodes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "NODE\tSTATEMENTS\tLOCAL\tREMOTE\tWEAK\tPROXY\tPROXY REMOTE\tDIRECT\tDIRECT REMOTE\t")
+	row := func(name string, s obsim.NodeStats) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, s.Statements, s.Local, s.Remote, s.Weak,
+			s.Proxy.Statements, s.Proxy.Remote, s.Direct.Statements, s.Direct.Remote)
+	}
+	for _, name := range names {
+		row(name, st.Nodes[name])
+	}
+	row("total", st.Total)
+	return tw.Flush()
 }
 
 func envOr(key, def string) string {

@@ -80,6 +80,14 @@ func TestCtlVerbs(t *testing.T) {
 	if out := run("remote-plan-cost", "0"); !strings.Contains(out, "remote plan cost: 0s") || c.RemotePlanCost() != 0 {
 		t.Errorf("remote-plan-cost 0: %s", out)
 	}
+	if out := run("stats"); !strings.Contains(out, "STATEMENTS") || !strings.Contains(out, "total") || !strings.Contains(out, "z2-1") {
+		t.Errorf("stats: %s", out)
+	}
+	var stats obsim.Stats
+	if err := json.Unmarshal([]byte(run("stats", "-json")), &stats); err != nil || len(stats.Nodes) != 2 {
+		t.Errorf("stats -json: %+v %v", stats, err)
+	}
+	run("clear-stats")
 	run("reset")
 	if out := run("remote-plan-cost"); !strings.Contains(out, "remote plan cost: 1ms") {
 		t.Errorf("remote-plan-cost after reset: %s", out)
