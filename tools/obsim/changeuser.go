@@ -81,7 +81,7 @@ func (s *session) changeUser(pkt []byte, start time.Time) error {
 	s.user, s.db, s.status = user, cu.Database, be.Status
 	s.vars = map[string]string{}
 	s.userVars = map[string]string{}
-	s.stmts = map[uint32]string{}
+	s.stmts = map[uint32]*prepared{}
 	entry.Result = "ok"
 	s.record(entry, start)
 	return s.sendOK(nil)

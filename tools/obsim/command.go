@@ -19,8 +19,8 @@ func (s *session) dispatch(pkt []byte) error {
 	case mysqlproto.ComQuery, mysqlproto.ComStmtPrepare:
 		info = string(pkt[1:])
 	case mysqlproto.ComStmtExecute:
-		if len(pkt) >= 5 {
-			info = s.stmts[binary.LittleEndian.Uint32(pkt[1:])]
+		if ps := s.preparedFor(pkt); ps != nil {
+			info = ps.sql
 		}
 	}
 	s.procBegin(cmd, info, start)
@@ -43,11 +43,19 @@ func (s *session) dispatch(pkt []byte) error {
 	case mysqlproto.ComStmtExecute:
 		return s.execute(pkt, start)
 	case mysqlproto.ComStmtClose:
-		if len(pkt) >= 5 {
-			delete(s.stmts, binary.LittleEndian.Uint32(pkt[1:]))
+		if id, ok := stmtIDOf(pkt); ok {
+			delete(s.stmts, id)
 		}
 		_, err := s.relay(cmd, pkt, nil, false)
 		return err
+	case mysqlproto.ComStmtSendLongData:
+		s.longData(pkt)
+		_, err := s.relay(cmd, pkt, nil, false)
+		return err
+	case mysqlproto.ComStmtReset: // relayed below
+		if ps := s.preparedFor(pkt); ps != nil {
+			clear(ps.longData)
+		}
 	case mysqlproto.ComInitDB:
 		entry := LogEntry{Command: "init_db", SQL: string(pkt[1:]), Local: true}
 		res, err := s.relay(cmd, pkt, nil, false)
@@ -237,63 +245,6 @@ func hitValue(local bool) string {
 		return "1"
 	}
 	return "0"
-}
-
-// prepare handles COM_STMT_PREPARE.
-func (s *session) prepare(pkt []byte, start time.Time) error {
-	sqlText := string(pkt[1:])
-	entry := LogEntry{Command: "prepare", SQL: sqlText, Local: true}
-	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
-		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
-		s.record(entry, start)
-		return s.sendErr(e)
-	}
-	res, err := s.relay(mysqlproto.ComStmtPrepare, pkt, nil, false)
-	if err == nil && !res.isErr {
-		id, _, _ := s.scanner.Prepared()
-		s.stmts[id] = sqlText
-	}
-	s.finishEntry(&entry, res, start)
-	return s.finish(err)
-}
-
-// execute handles COM_STMT_EXECUTE. Parameter values are not decoded, so a
-// statement whose partition key is a placeholder counts as touching every
-// partition.
-func (s *session) execute(pkt []byte, start time.Time) error {
-	var sqlText string
-	if len(pkt) >= 5 {
-		sqlText = s.stmts[binary.LittleEndian.Uint32(pkt[1:])]
-	}
-	entry := LogEntry{Command: "execute", SQL: sqlText}
-	lx := lex(sqlText)
-	st := analyzeLexed(lx)
-	if e := s.c.faults.match(s.n.name, sqlText, false); e != nil {
-		entry.Table, entry.Partitions, entry.Local, entry.Weak = s.placement(st)
-		entry.Result, entry.Code, entry.Injected = "error", e.Code, true
-		s.record(entry, start)
-		return s.sendErr(e)
-	}
-	if err := s.place(&entry, st, nil); err != nil {
-		return err
-	}
-	var extra []byte
-	if st.table != "" {
-		s.lastHit = entry.Local
-		if s.caps.Has(mysqlproto.ClientSessionTrack) {
-			extra = mysqlproto.AppendSystemVariableState(nil, mysqlproto.OBPartitionHitVar, hitValue(entry.Local))
-		}
-	}
-	var users userVarRefs
-	if s.obClient && s.caps.Has(mysqlproto.ClientSessionTrack) {
-		users = findUserVarAssignments(lx.toks)
-	}
-	res, err := s.relay(mysqlproto.ComStmtExecute, pkt, extra, !users.empty())
-	if err == nil && res.held != nil {
-		err = s.sendHeld(mysqlproto.ComStmtExecute, &res, extra, users)
-	}
-	s.finishEntry(&entry, res, start)
-	return s.finish(err)
 }
 
 // relay sends a command to MariaDB and streams the response back to the

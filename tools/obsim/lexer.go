@@ -6,7 +6,8 @@ import (
 )
 
 // A small SQL lexer: enough to find the statement kind, the first table,
-// literal partition-key values, OceanBase hints and variable references.
+// literal partition-key values and placeholders, OceanBase hints and
+// variable references.
 // It never fails: anything it does not understand becomes an operator
 // token.
 
@@ -19,6 +20,7 @@ const (
 	tokSysVar                 // @@[scope.]name; val is the lower-case name, scope in aux
 	tokUserVar                // @name
 	tokOp                     // punctuation and operators
+	tokParam                  // ? placeholder of a prepared statement; val is "?"
 )
 
 type token struct {
@@ -27,6 +29,7 @@ type token struct {
 	aux        string // sysvar scope ("session", "global", "local" or "")
 	start, end int    // byte range in the statement
 	quoted     bool   // identifier was `quoted`
+	param      int    // tokParam: the placeholder's number, from 0 in text order
 }
 
 // is reports whether t is the keyword or operator s (case-insensitive for
@@ -35,7 +38,7 @@ func (t *token) is(s string) bool {
 	switch t.kind {
 	case tokIdent:
 		return !t.quoted && strings.EqualFold(t.val, s)
-	case tokOp:
+	case tokOp, tokParam:
 		return t.val == s
 	}
 	return false
@@ -59,6 +62,7 @@ func lex(sql string) lexResult {
 	var res lexResult
 	i := 0
 	n := len(sql)
+	params := 0
 	for i < n {
 		c := sql[i]
 		switch {
@@ -182,6 +186,10 @@ func lex(sql string) lexResult {
 				continue
 			}
 			res.toks = append(res.toks, token{kind: tokIdent, val: word, start: start, end: i})
+		case c == '?':
+			res.toks = append(res.toks, token{kind: tokParam, val: "?", start: i, end: i + 1, param: params})
+			params++
+			i++
 		default:
 			start := i
 			op := string(c)

@@ -20,7 +20,7 @@ func (s *session) resetConnection(pkt []byte, start time.Time) error {
 	if err == nil && !res.isErr {
 		s.vars = map[string]string{}
 		s.userVars = map[string]string{}
-		s.stmts = map[uint32]string{}
+		s.stmts = map[uint32]*prepared{}
 		if terr := trackSessionState(s.be); terr != nil {
 			err = terr
 		}

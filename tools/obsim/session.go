@@ -58,14 +58,15 @@ type session struct {
 	beW  []byte
 	rbuf []byte
 
-	scanner mysqlproto.ResponseScanner
-	stmts   map[uint32]string
+	scanner  mysqlproto.ResponseScanner
+	stmts    map[uint32]*prepared // prepared.go
+	lastStmt uint32               // the id prepared last
 }
 
 func newSession(n *Node, conn net.Conn) *session {
 	return &session{n: n, c: n.c, conn: conn, id: n.c.nextSessionID(), done: make(chan struct{}),
 		protocol: "mysql", clientType: "direct", vars: map[string]string{}, userVars: map[string]string{}, lastHit: true,
-		stmts: map[uint32]string{}}
+		stmts: map[uint32]*prepared{}}
 }
 
 // kill ends the session: both connections are closed and blocked waits

@@ -9,7 +9,9 @@ import (
 // Statement facts obsim needs to decide where a statement "ran": its kind,
 // the first table it names, a READ_CONSISTENCY(WEAK) hint, and the literal
 // values it gives that table's columns (WHERE col = v / col IN (…) joined by
-// AND, and INSERT/REPLACE rows).
+// AND, and INSERT/REPLACE rows). A ? placeholder is a slot: analyzeBound
+// reads the values COM_STMT_EXECUTE bound to them (execparams.go) where a
+// literal may stand.
 
 type valKind uint8
 
@@ -163,6 +165,22 @@ type stmtInfo struct {
 	// the table's column order) and row values (nil entry: not a literal).
 	insertCols []string
 	insertRows [][]*value
+
+	// params are the values bound to the placeholders, by number; nil
+	// for text statements.
+	params []param
+}
+
+// literal reads a literal at toks[i] as literalAt does, or a placeholder
+// whose bound value is known.
+func (s *stmtInfo) literal(toks []token, i int) (value, int, bool) {
+	if i < len(toks) && toks[i].kind == tokParam {
+		if p := toks[i].param; p < len(s.params) && s.params[p].known {
+			return s.params[p].v, i + 1, true
+		}
+		return value{}, i, false
+	}
+	return literalAt(toks, i)
 }
 
 // isRead reports whether the statement only reads, so that it may be served
@@ -173,8 +191,12 @@ func (s *stmtInfo) isRead() bool { return s.kind == stmtSelect && !s.forUpdate }
 func analyze(sql string) *stmtInfo { return analyzeLexed(lex(sql)) }
 
 // analyzeLexed extracts statement facts from a lexed statement.
-func analyzeLexed(lx lexResult) *stmtInfo {
-	st := &stmtInfo{}
+func analyzeLexed(lx lexResult) *stmtInfo { return analyzeBound(lx, nil) }
+
+// analyzeBound extracts statement facts from a lexed prepared statement
+// with the values bound to its placeholders.
+func analyzeBound(lx lexResult, params []param) *stmtInfo {
+	st := &stmtInfo{params: params}
 	for _, h := range lx.hints {
 		if strings.Contains(strings.ToUpper(strings.Join(strings.Fields(h), "")), "READ_CONSISTENCY(WEAK)") {
 			st.weak = true
@@ -368,7 +390,7 @@ func (s *stmtInfo) parseInsert(toks []token, i int) {
 			if end < 0 {
 				return
 			}
-			s.insertRows = append(s.insertRows, rowValues(toks[i+1:end]))
+			s.insertRows = append(s.insertRows, s.rowValues(toks[i+1:end]))
 			i = end + 1
 			if i < len(toks) && toks[i].is(",") {
 				i++
@@ -380,7 +402,7 @@ func (s *stmtInfo) parseInsert(toks []token, i int) {
 		for _, a := range splitTop(toks[i+1:], ",") {
 			if len(a) >= 3 && a[0].kind == tokIdent && a[1].is("=") {
 				cols = append(cols, strings.ToLower(a[0].val))
-				if v, next, ok := literalAt(a, 2); ok && next == len(a) {
+				if v, next, ok := s.literal(a, 2); ok && next == len(a) {
 					row = append(row, &v)
 				} else {
 					row = append(row, nil)
@@ -392,10 +414,10 @@ func (s *stmtInfo) parseInsert(toks []token, i int) {
 }
 
 // rowValues reads the comma-separated values of one VALUES row.
-func rowValues(toks []token) []*value {
+func (s *stmtInfo) rowValues(toks []token) []*value {
 	var row []*value
 	for _, e := range splitTop(toks, ",") {
-		if v, next, ok := literalAt(e, 0); ok && next == len(e) {
+		if v, next, ok := s.literal(e, 0); ok && next == len(e) {
 			row = append(row, &v)
 		} else {
 			row = append(row, nil)
@@ -521,7 +543,7 @@ func (s *stmtInfo) conjunct(p []token, where map[string][]value) {
 	if col != "" && next < len(p) {
 		switch {
 		case p[next].is("=") || p[next].is("<=>"):
-			if v, end, ok := literalAt(p, next+1); ok && end == len(p) {
+			if v, end, ok := s.literal(p, next+1); ok && end == len(p) {
 				restrict(where, col, []value{v})
 			}
 		case p[next].is("IN"):
@@ -531,7 +553,7 @@ func (s *stmtInfo) conjunct(p []token, where map[string][]value) {
 			}
 			var vals []value
 			for _, e := range splitTop(p[next+2:close], ",") {
-				v, end, ok := literalAt(e, 0)
+				v, end, ok := s.literal(e, 0)
 				if !ok || end != len(e) {
 					return
 				}
@@ -542,7 +564,7 @@ func (s *stmtInfo) conjunct(p []token, where map[string][]value) {
 		return
 	}
 	// literal = col
-	if v, end, ok := literalAt(p, 0); ok && end < len(p) && p[end].is("=") {
+	if v, end, ok := s.literal(p, 0); ok && end < len(p) && p[end].is("=") {
 		if col, after := s.columnRef(p, end+1); col != "" && after == len(p) {
 			restrict(where, col, []value{v})
 		}
