@@ -60,3 +60,26 @@ func BenchmarkPointSelect(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPointSelectPrepared is BenchmarkPointSelect with a prepared
+// statement, which the node locates from its bound parameter (local on
+// zone1-1, the leader of id 3's partition).
+func BenchmarkPointSelectPrepared(b *testing.B) {
+	c := benchCluster(b)
+	db := benchDB(b, c.Node("zone1-1").Addr(), "root@test")
+	stmt, err := db.Prepare("SELECT customer FROM orders WHERE id = ?")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stmt.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var s string
+		for pb.Next() {
+			if err := stmt.QueryRow(3).Scan(&s); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

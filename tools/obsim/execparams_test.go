@@ -148,13 +148,13 @@ func TestAnalyzeBound(t *testing.T) {
 	}
 	// Placeholders are numbered in text order.
 	lx := lex("UPDATE t SET c = ? WHERE id = ? AND '?' <> ?")
-	var nums []int
+	var nums []int32
 	for _, tk := range lx.toks {
 		if tk.kind == tokParam {
 			nums = append(nums, tk.param)
 		}
 	}
-	if !reflect.DeepEqual(nums, []int{0, 1, 2}) {
+	if !reflect.DeepEqual(nums, []int32{0, 1, 2}) {
 		t.Errorf("placeholder numbers %v", nums)
 	}
 }

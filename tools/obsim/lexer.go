@@ -25,11 +25,11 @@ const (
 
 type token struct {
 	kind       tokKind
+	quoted     bool   // identifier was `quoted`
+	param      int32  // tokParam: the placeholder's number, from 0 in text order
 	val        string // identifier name, string content, number text, variable name
 	aux        string // sysvar scope ("session", "global", "local" or "")
 	start, end int    // byte range in the statement
-	quoted     bool   // identifier was `quoted`
-	param      int    // tokParam: the placeholder's number, from 0 in text order
 }
 
 // is reports whether t is the keyword or operator s (case-insensitive for
@@ -62,7 +62,7 @@ func lex(sql string) lexResult {
 	var res lexResult
 	i := 0
 	n := len(sql)
-	params := 0
+	params := int32(0)
 	for i < n {
 		c := sql[i]
 		switch {

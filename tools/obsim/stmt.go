@@ -175,7 +175,7 @@ type stmtInfo struct {
 // whose bound value is known.
 func (s *stmtInfo) literal(toks []token, i int) (value, int, bool) {
 	if i < len(toks) && toks[i].kind == tokParam {
-		if p := toks[i].param; p < len(s.params) && s.params[p].known {
+		if p := int(toks[i].param); p < len(s.params) && s.params[p].known {
 			return s.params[p].v, i + 1, true
 		}
 		return value{}, i, false
