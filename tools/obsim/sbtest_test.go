@@ -50,7 +50,7 @@ func TestSbtestTopology(t *testing.T) {
 		for _, n := range c.Nodes() {
 			for _, form := range []struct {
 				command, sql string
-				args       []any
+				args         []any
 			}{
 				{"execute", "SELECT c FROM sbtest1 WHERE id=?", []any{id}},
 				{"query", "SELECT c FROM sbtest1 WHERE id=" + strconv.Itoa(id), nil},
