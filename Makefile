@@ -52,6 +52,7 @@ bench: deps build
 	$(GO) run ./bench/cmd/sysbench-suite --target obgate-netpoll=-o,client_io_mode=netpoll
 	$(GO) run ./bench/cmd/memory-suite
 	$(GO) run ./bench/cmd/gobench
+	$(GO) run ./bench/cmd/routing-suite
 
 # chaos breaks servers under load (stop, hang, slow, status changes, injected
 # errors, a lost transaction, two MariaDB servers against HAProxy) and
