@@ -3,7 +3,8 @@
 // immutable routing-table snapshots published through atomic pointers,
 // the username grammar that picks a cluster and tenant, and the statement
 // facts routing needs, read by a small allocation-free lexer rather than a
-// SQL parser.
+// SQL parser. PartDesc computes which tablet of a partitioned table a
+// statement touches, from the partition key values in its text.
 //
 // route does not import health: it asks an Availability interface, which
 // health satisfies, whether a server may take new requests.

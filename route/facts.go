@@ -35,6 +35,13 @@ type Facts struct {
 	ReadConsistency Consistency
 	QueryTimeout    int64
 
+	// TargetDBServer is the value of ODP's routing comment
+	// /* TARGET_DB_SERVER = '127.0.0.1:2881' */ (the addresses, as
+	// written: "ip:port[,ip:port...]"), read from a plain comment (not a
+	// /*+ ... */ hint) in the same place as the hints; nil when there is
+	// none. It is borrowed from the input; the first one counts.
+	TargetDBServer []byte
+
 	// Txn is the transaction control the first statement performs. Chain
 	// and Release are COMMIT/ROLLBACK ... AND CHAIN and ... RELEASE (false
 	// for AND NO CHAIN and NO RELEASE). OnePhase is XA COMMIT ... ONE PHASE.

@@ -66,6 +66,7 @@ func checkFacts(t *testing.T, b []byte, f Facts) {
 		within(t, b, f.Tables[i].DB)
 		within(t, b, f.Tables[i].Name)
 	}
+	within(t, b, f.TargetDBServer)
 	for i := f.NumTables; i < len(f.Tables); i++ {
 		if f.Tables[i].DB != nil || f.Tables[i].Name != nil {
 			t.Fatalf("Lex(%q): table %d set beyond NumTables", b, i)

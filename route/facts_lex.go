@@ -42,6 +42,7 @@ type lexer struct {
 
 	consistency Consistency // from read_consistency(...)
 	timeout     int64       // from query_timeout(...)
+	target      []byte      // from a TARGET_DB_SERVER comment
 }
 
 // next reads the next token into t; at the end of the text it reads tEOF,
@@ -102,6 +103,8 @@ func (l *lexer) comment() {
 	}
 	if l.hints && p < end && s[p] == '+' {
 		l.readHints(s[p+1 : end])
+	} else if l.hints && l.target == nil {
+		l.target = readTarget(s[p:end])
 	}
 	l.pos = end + 2
 }

@@ -26,6 +26,7 @@ func lex(sql []byte, prefix bool) Facts {
 
 	f := &p.f
 	f.ReadConsistency, f.QueryTimeout = p.lx.consistency, p.lx.timeout
+	f.TargetDBServer = p.lx.target
 	f.Incomplete = prefix || p.lx.unclosed
 	f.PlainBegin = p.beginOK && !f.MultiStatement
 	f.ReadOnly = agrees && readKind(f.Kind) && !p.writes && f.Pins == 0 && !f.MultiStatement

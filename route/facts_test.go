@@ -24,6 +24,7 @@ type factsSummary struct {
 	ro         bool
 	kill       KillInfo
 	incomplete bool
+	target     string
 }
 
 func summarize(f Facts) factsSummary {
@@ -44,6 +45,7 @@ func summarize(f Facts) factsSummary {
 		txn: f.Txn, chain: f.Chain, release: f.Release, onePhase: f.OnePhase,
 		plain: f.PlainBegin, txnRO: f.TxnReadOnly, pins: f.Pins,
 		multi: f.MultiStatement, ro: f.ReadOnly, kill: f.Kill, incomplete: f.Incomplete,
+		target: string(f.TargetDBServer),
 	}
 }
 
@@ -57,6 +59,18 @@ type factsCase struct {
 var factsCases = []factsCase{
 	// Reads and what spoils them.
 	{"select 1", factsSummary{kind: StmtSelect, ro: true}},
+
+	// ODP's routing comment.
+	{"/* TARGET_DB_SERVER = '127.0.0.1:2881' */ select 1", factsSummary{kind: StmtSelect, ro: true, target: "127.0.0.1:2881"}},
+	{"/*target_db_server=\"10.0.0.1:2881,10.0.0.2:2881\"*/select 1", factsSummary{kind: StmtSelect, ro: true, target: "10.0.0.1:2881,10.0.0.2:2881"}},
+	{"select /* TARGET_DB_SERVER=1.2.3.4:5 */ 1", factsSummary{kind: StmtSelect, ro: true, target: "1.2.3.4:5"}},
+	{"/* x */ /* TARGET_DB_SERVER='a:1' */ /* TARGET_DB_SERVER='b:2' */ select 1", factsSummary{kind: StmtSelect, ro: true, target: "a:1"}},
+	{"/*+ TARGET_DB_SERVER='a:1' */ select 1", factsSummary{kind: StmtSelect, ro: true}},
+	{"/* MY_TARGET_DB_SERVER='a:1' */ select 1", factsSummary{kind: StmtSelect, ro: true}},
+	{"/* TARGET_DB_SERVER = '' */ select 1", factsSummary{kind: StmtSelect, ro: true}},
+	{"/* TARGET_DB_SERVER = 'a:1 */ select 1", factsSummary{kind: StmtSelect, ro: true}},
+	{"select a, /* TARGET_DB_SERVER='a:1' */ b from t", factsSummary{kind: StmtSelect, tables: "t", ro: true}},
+	{"/* TARGET_DB_SERVER='a:1' */ select 'x", factsSummary{kind: StmtSelect, target: "a:1", incomplete: true}},
 	{"SELECT c FROM sbtest1 WHERE id=4921", factsSummary{kind: StmtSelect, tables: "sbtest1", ro: true}},
 	{"/* c */ ((select 1))", factsSummary{kind: StmtSelect, ro: true}},
 	{"select * from t where a = ?", factsSummary{kind: StmtSelect, tables: "t", ro: true}},
