@@ -56,6 +56,7 @@ const (
 	phPrepareColumns
 	phPrepareColumnsEOF
 	phFieldList
+	phExtraOK // the OK an OceanBase server sends after a result set's final EOF
 	phDone
 )
 
@@ -92,6 +93,11 @@ type ResponseScanner struct {
 	nParams  uint16
 	nColumns uint16
 	err      error
+	// expectExtraOK: a result set's final EOF is followed by an OK packet
+	// (OceanBase's EXTRA_OK_PACKET_FOR_STATISTICS); extraOK says the last
+	// terminator was that OK.
+	expectExtraOK bool
+	extraOK       bool
 }
 
 // Reset prepares the scanner for the response to cmd on a connection with
@@ -110,6 +116,22 @@ func (s *ResponseScanner) Reset(cmd Command, caps Capability, status ServerStatu
 		s.phase = phFieldList
 	}
 }
+
+// ExpectExtraOK tells the scanner, after Reset, that the server follows
+// the EOF that ends the rows of the response's last result set with one
+// more OK packet carrying session state, as an OceanBase server does for a
+// proxy that negotiated EXTRA_OK_PACKET_FOR_STATISTICS. The scanner reports
+// that OK as a terminator of its own (ExtraOK true); the caller decides
+// whether the client sees it.
+func (s *ResponseScanner) ExpectExtraOK() {
+	if !s.deprecateEOF && (s.cmd == ComQuery || s.cmd == ComStmtExecute) {
+		s.expectExtraOK = true
+	}
+}
+
+// ExtraOK reports whether the last terminator was the extra OK packet of
+// ExpectExtraOK.
+func (s *ResponseScanner) ExtraOK() bool { return s.extraOK }
 
 // Done reports whether the response is complete. Check it after every
 // Scan: a prepare response under DEPRECATE_EOF ends with a column
@@ -245,7 +267,7 @@ func (s *ResponseScanner) fail(pos int, err error) (int, ScanEvent) {
 // payload bytes must be inspected whole in the current phase.
 func (s *ResponseScanner) needsWhole(first byte, n int) bool {
 	switch s.phase {
-	case phFirst, phColumnsEOF, phPrepareParamsEOF, phPrepareColumnsEOF:
+	case phFirst, phColumnsEOF, phPrepareParamsEOF, phPrepareColumnsEOF, phExtraOK:
 		return true
 	case phRows, phFieldList:
 		return IsResultSetTerminator(first, n, s.deprecateEOF)
@@ -322,7 +344,21 @@ func (s *ResponseScanner) inspect(p []byte) (ev ScanEvent, stop bool) {
 		s.phase = phRows
 		return 0, false
 	case phRows, phFieldList:
-		return s.terminate(p, first == ERRHeader)
+		ev, stop := s.terminate(p, first == ERRHeader)
+		if s.expectExtraOK && s.phase == phDone && first == EOFHeader && s.cmd != ComFieldList {
+			s.phase = phExtraOK
+		}
+		return ev, stop
+	case phExtraOK:
+		ok, good := ParseOK(p, ClientSessionTrack|ClientProtocol41)
+		if first != OKHeader || !good {
+			s.err = ErrUnexpectedPacket
+			return ScanError, true
+		}
+		s.packet, s.isErr, s.extraOK = p, false, true
+		s.ok, s.okValid = ok, true
+		s.phase = phDone
+		return ScanTerminator, true
 	case phPrepareParamsEOF, phPrepareColumnsEOF:
 		if !IsEOFPacket(p) {
 			s.err = ErrUnexpectedPacket

@@ -377,3 +377,58 @@ func TestScannerErrCode(t *testing.T) {
 		t.Fatalf("ErrCode() after an OK = %d, want 0", sc.ErrCode())
 	}
 }
+
+// TestScannerExtraOK follows OceanBase's EXTRA_OK_PACKET_FOR_STATISTICS:
+// the final EOF of a result set is followed by an OK, reported as a
+// terminator of its own; multi-result EOFs, cursors and responses without
+// rows are not.
+func TestScannerExtraOK(t *testing.T) {
+	state := AppendSystemVariableState(nil, "ob_proxy_partition_hit", "1")
+	extra := AppendOK(nil, OK{Status: StatusAutocommit | StatusSessionStateChange, SessionState: state}, ClientSessionTrack)
+	for _, chunk := range []int{1, 7, 4096} {
+		w := (&wire{seq: 1}).resultSet(2, 3, false, StatusAutocommit, []byte{1, 'x', 1, 'y'}).packet(extra)
+		var sc ResponseScanner
+		sc.Reset(ComQuery, ClientProtocol41|ClientSessionTrack, 0)
+		sc.ExpectExtraOK()
+		res := scanStream(t, &sc, w.b, chunk)
+		if !res.done || res.consumed != len(w.b) || len(res.events) != 2 || !sc.ExtraOK() {
+			t.Fatalf("chunk %d: %+v, extra OK %v", chunk, res, sc.ExtraOK())
+		}
+		if ok, good := sc.OK(); !good || !bytes.Equal(ok.SessionState, state) {
+			t.Fatalf("chunk %d: extra OK %+v", chunk, ok)
+		}
+	}
+	// Two result sets: only the last EOF is followed by the OK.
+	w := (&wire{seq: 1}).resultSet(1, 1, false, StatusMoreResultsExists, []byte{1, 'a'}).
+		resultSet(1, 1, false, 0, []byte{1, 'b'}).packet(extra)
+	var sc ResponseScanner
+	sc.Reset(ComQuery, ClientProtocol41|ClientSessionTrack, 0)
+	sc.ExpectExtraOK()
+	if res := scanStream(t, &sc, w.b, 5); !res.done || len(res.events) != 3 {
+		t.Fatalf("multi-result: %+v", res)
+	}
+	// A plain OK answer has no extra OK; under DEPRECATE_EOF there is none.
+	for _, caps := range []Capability{ClientProtocol41, ClientProtocol41 | ClientDeprecateEOF} {
+		w = (&wire{seq: 1}).ok(0)
+		sc.Reset(ComQuery, caps, 0)
+		sc.ExpectExtraOK()
+		if res := scanStream(t, &sc, w.b, 64); !res.done || sc.ExtraOK() {
+			t.Fatalf("OK answer, caps %v: %+v", caps, res)
+		}
+	}
+	// Something else where the extra OK belongs is a protocol error.
+	w = (&wire{seq: 1}).resultSet(1, 1, false, 0, []byte{1, 'a'}).packet([]byte{1, 'z'})
+	sc.Reset(ComQuery, ClientProtocol41, 0)
+	sc.ExpectExtraOK()
+	b := w.b
+	for {
+		n, ev := sc.Scan(b)
+		b = b[n:]
+		if ev == ScanError {
+			break
+		}
+		if ev == ScanNeedMore && len(b) == 0 {
+			t.Fatal("a row where the extra OK belongs was accepted")
+		}
+	}
+}

@@ -304,6 +304,9 @@ func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte, ho
 				res.held = append([]byte(nil), buf[end:n]...)
 			} else {
 				s.out.write(s.terminator(cmd, buf[end:n], pkt, extra, nil, &res))
+				if s.scanner.Done() && s.sendsExtraOK(cmd, pkt) {
+					s.out.write(s.extraOK(pkt, buf[end+3], extra))
+				}
 			}
 			buf = buf[:copy(buf, buf[n:])]
 			if s.scanner.Done() {
@@ -331,6 +334,35 @@ func (s *session) relay(cmd mysqlproto.Command, payload []byte, extra []byte, ho
 			return res, fmt.Errorf("MariaDB response: %v", s.scanner.Err())
 		}
 	}
+}
+
+// sendsExtraOK reports whether a response that ended with pkt is followed
+// by OceanBase's extra OK packet: for a proxy that negotiated
+// EXTRA_OK_PACKET_FOR_STATISTICS, after the EOF that ends the rows of the
+// last result set of a COM_QUERY or COM_STMT_EXECUTE (not a cursor's
+// EOF), the only place an EOF-terminated result set can report session
+// state such as ob_proxy_partition_hit.
+func (s *session) sendsExtraOK(cmd mysqlproto.Command, pkt []byte) bool {
+	if !s.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) || s.be.Caps.Has(mysqlproto.ClientDeprecateEOF) ||
+		(cmd != mysqlproto.ComQuery && cmd != mysqlproto.ComStmtExecute) || !mysqlproto.IsEOFPacket(pkt) {
+		return false
+	}
+	eof, ok := mysqlproto.ParseEOF(pkt)
+	return ok && !eof.Status.Has(mysqlproto.StatusCursorExists) && !eof.Status.Has(mysqlproto.StatusMoreResultsExists)
+}
+
+// extraOK builds the extra OK packet that follows the final EOF (whose
+// sequence id is seq): the EOF's status and warnings, and obsim's session
+// state (extra).
+func (s *session) extraOK(eofPkt []byte, seq byte, extra []byte) []byte {
+	eof, _ := mysqlproto.ParseEOF(eofPkt)
+	ok := mysqlproto.OK{Status: eof.Status, Warnings: eof.Warnings}
+	if len(extra) > 0 && s.caps.Has(mysqlproto.ClientSessionTrack) {
+		ok.SessionState = extra
+		ok.Status |= mysqlproto.StatusSessionStateChange
+	}
+	out, _ := mysqlproto.AppendPacket(nil, seq+1, mysqlproto.AppendOK(nil, ok, s.caps))
+	return out
 }
 
 // reportsState reports whether the terminating packet pkt is an OK that

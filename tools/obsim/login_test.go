@@ -116,13 +116,19 @@ func TestOB20Exchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := odpServerCaps & (mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeUser | mysqlproto.OBCapReadWeak |
-		mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles)
+		mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles |
+		mysqlproto.OBCapExtraOKPacketForStatistics)
 	if cl.granted != want || !cl.loginOK.Status.Has(mysqlproto.StatusSessionStateChange) {
 		t.Fatalf("granted %v (%d), want %v", cl.granted, cl.granted, want)
 	}
 	r := cl.query("SELECT id, customer FROM orders WHERE id IN (1, 2) ORDER BY id")
 	if r.err != nil || len(r.rows) != 2 || r.rows[1][1] != "bob" {
 		t.Fatalf("result: %+v", r)
+	}
+	// EXTRA_OK_PACKET_FOR_STATISTICS: the result set's EOF is followed by
+	// an OK that carries its partition hit.
+	if _, found := sessionVar(r.ok.SessionState, mysqlproto.OBPartitionHitVar); !r.extraOK || !found {
+		t.Errorf("no extra OK with the partition hit after the result set: %+v", r)
 	}
 	if h := cl.ob20.Header(); h.RequestID != 0x8B45D4 || h.Seq != 1 || !h.Flags.Has(mysqlproto.OB20LastPacket) || h.ConnectionID != cl.connID {
 		t.Errorf("response header %+v", h)

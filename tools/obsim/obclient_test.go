@@ -176,6 +176,8 @@ type obResult struct {
 	nulls   [][]bool // per row: which values were NULL (rows has "")
 	ok      mysqlproto.OK
 	err     *mysqlproto.SQLError
+	// extraOK says ok is the extra OK that followed the result set's EOF.
+	extraOK bool
 }
 
 // query sends COM_QUERY and reads one result (classic EOFs, no
@@ -222,6 +224,15 @@ func (c *obClient) command(pkt []byte) obResult {
 	for {
 		p := c.read()
 		if mysqlproto.IsEOFPacket(p) {
+			cmd := mysqlproto.Command(pkt[0])
+			if eof, _ := mysqlproto.ParseEOF(p); (cmd == mysqlproto.ComQuery || cmd == mysqlproto.ComStmtExecute) &&
+				c.granted.Has(mysqlproto.OBCapExtraOKPacketForStatistics) &&
+				!eof.Status.Has(mysqlproto.StatusMoreResultsExists) && !eof.Status.Has(mysqlproto.StatusCursorExists) {
+				// The extra OK with the session state of the result set.
+				ok, _ := mysqlproto.ParseOK(c.read(), c.caps)
+				ok.SessionState = append([]byte(nil), ok.SessionState...)
+				res.ok, res.extraOK = ok, true
+			}
 			return res
 		}
 		if p[0] == mysqlproto.ERRHeader {

@@ -150,7 +150,8 @@ const backendCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFou
 // user, LOAD DATA LOCAL and client session ids (procs.go).
 const obServerCapabilities = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeUser |
 	mysqlproto.OBCapReadWeak | mysqlproto.OBCapChecksum | mysqlproto.OBCapProtocolV2 |
-	mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles | mysqlproto.OBCapClientSessionIDV2
+	mysqlproto.OBCapProxyNewExtraInfo | mysqlproto.OBCapLocalFiles | mysqlproto.OBCapClientSessionIDV2 |
+	mysqlproto.OBCapExtraOKPacketForStatistics
 
 // identity is a parsed login name.
 type identity struct {
