@@ -38,6 +38,7 @@ const (
 	CRMalformedPacket   uint16 = 2027
 	CRNetPacketTooLarge uint16 = 2020
 
+	OBNotSupported         uint16 = 4007
 	OBTimeout              uint16 = 4012
 	OBAllocateMemoryFailed uint16 = 4013
 	OBNotMaster            uint16 = 4038
@@ -103,6 +104,7 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	CRMalformedPacket:   {"HY000", "CR_MALFORMED_PACKET"},
 	CRNetPacketTooLarge: {"HY000", "CR_NET_PACKET_TOO_LARGE"},
 
+	OBNotSupported:               {"0A000", "OB_NOT_SUPPORTED"},
 	OBTimeout:                    {"HY000", "OB_TIMEOUT"},
 	OBAllocateMemoryFailed:       {"HY001", "OB_ALLOCATE_MEMORY_FAILED"},
 	OBNotMaster:                  {"HY000", "OB_NOT_MASTER"},

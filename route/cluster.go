@@ -43,6 +43,12 @@ type Cluster struct {
 	metaAddr string
 	version  string // ob_version() of the cluster
 
+	// locMu serialises the location fetches over loc, a connection of
+	// their own so that a slow fetch never delays the server-state refresh.
+	locMu     sync.Mutex
+	loc       *mysqlproto.Client
+	locations *locationCache
+
 	fetchMu  sync.Mutex
 	fetching map[string]*fetchCall // tenant → in-flight server-list fetch
 	used     sync.Map              // tenant → struct{}: tenants whose lists are refreshed
@@ -82,6 +88,7 @@ func newCluster(name string, id int64, rsList []string, cfg *config.Store, log *
 		stop:     make(chan struct{}),
 	}
 	c.tenants.Store(&tenantLists{m: map[string]*TenantServers{}})
+	c.locations = newLocationCache(c)
 	return c
 }
 
@@ -96,13 +103,18 @@ func (c *Cluster) Table() *Table { return c.table.Load() }
 
 // start runs the refresh loop until close.
 func (c *Cluster) start() {
-	c.stopped.Add(1)
+	c.stopped.Add(2)
 	go c.refreshLoop()
+	go func() {
+		defer c.stopped.Done()
+		c.locations.run(c.stop)
+	}()
 }
 
 func (c *Cluster) close() {
 	close(c.stop)
 	c.stopped.Wait()
+	c.closeLocation()
 	c.loadMu.Lock()
 	if c.meta != nil {
 		_ = c.meta.Close()
@@ -187,6 +199,18 @@ func (c *Cluster) metaConn(ctx context.Context) (*mysqlproto.Client, error) {
 	if c.meta != nil {
 		return c.meta, nil
 	}
+	cl, addr, err := c.dialMeta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.meta, c.metaAddr = cl, addr
+	return cl, nil
+}
+
+// dialMeta logs in as proxyro@sys to the first root server (then any
+// server of the last snapshot) that answers, checking the version and, on
+// the first load, the cluster name.
+func (c *Cluster) dialMeta(ctx context.Context) (*mysqlproto.Client, string, error) {
 	addrs := append([]string(nil), c.rsList...)
 	if t := c.Table(); t != nil {
 		for _, s := range t.Servers {
@@ -198,7 +222,7 @@ func (c *Cluster) metaConn(ctx context.Context) (*mysqlproto.Client, error) {
 	if cfg.ObserverSysPassword != "" {
 		b, err := hex.DecodeString(cfg.ObserverSysPassword)
 		if err != nil {
-			return nil, fmt.Errorf("observer_sys_password is not SHA1 hex: %w", err)
+			return nil, "", fmt.Errorf("observer_sys_password is not SHA1 hex: %w", err)
 		}
 		stage1 = b
 	}
@@ -225,16 +249,15 @@ func (c *Cluster) metaConn(ctx context.Context) (*mysqlproto.Client, error) {
 		if c.Table() == nil {
 			if err := c.checkClusterName(cl); err != nil {
 				_ = cl.Close()
-				return nil, err
+				return nil, "", err
 			}
 		}
-		c.meta, c.metaAddr = cl, addr
-		return cl, nil
+		return cl, addr, nil
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no root server configured (rootservice_list)")
 	}
-	return nil, lastErr
+	return nil, "", lastErr
 }
 
 func (c *Cluster) checkVersion(cl *mysqlproto.Client) error {

@@ -46,6 +46,9 @@ type Request struct {
 	// Tried are servers the statement already failed on; they go after
 	// every other candidate, available or not.
 	Tried []string
+
+	// Statement routing, OceanBase mode (see plan_ob.go); all optional.
+	StmtRoute
 }
 
 // mustStay reports whether the statement may only run on the last server.
@@ -65,6 +68,16 @@ type Route struct {
 	// Generation is the availability generation the plan saw; the caller
 	// gives it back as SeenGeneration next time.
 	Generation uint64
+
+	// What the plan routed by, for the session's feedback handling: the
+	// table entry (nil for the tenant server list), the tablet (nil when
+	// its partition was not known), whether Addrs[0] is its leader, the
+	// policy, and whether the statement is a weak read.
+	Entry    *TableEntry
+	Tablet   *TabletLocation
+	ToLeader bool
+	Policy   RoutePolicy
+	Weak     bool
 }
 
 // Generational is an Availability that counts its changes: Generation
@@ -92,6 +105,9 @@ func (r *Router) Plan(ctx context.Context, req *Request, dst []string) (Route, e
 	dst = dst[:0]
 	if req.mustStay() {
 		return Route{Addrs: append(dst, req.Last), Bound: true, Generation: r.generation()}, nil
+	}
+	if req.Cluster != nil {
+		return r.planOB(ctx, req, dst)
 	}
 	list, err := r.serverList(ctx, req)
 	if err != nil {

@@ -89,7 +89,7 @@ var secondKeywords = map[string]string{
 	"PROXYINFO": "PROXYINFO", "PROXYCLUSTER": "PROXYCLUSTER", "PROXYRESOURCE": "PROXYRESOURCE",
 	"PROXYNET": "PROXYNET", "PROXYSM": "PROXYSM", "PROXYTRACE": "PROXYTRACE",
 	"PROXYVIP": "PROXYVIP", "PROXYMEMORY": "PROXYMEMORY", "PROXYOBJPOOL": "PROXYOBJPOOL",
-	"FULL": "FULL", "DATA": "DATA", "TABLES": "TABLES",
+	"FULL": "FULL", "DATA": "DATA", "TABLES": "TABLES", "ROUTE": "ROUTE",
 }
 
 // kindsByWord and secondsByWord are keywordKinds and secondKeywords for

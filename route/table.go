@@ -115,6 +115,9 @@ type Table struct {
 
 	byAddr   map[string]*Server
 	allAddrs []string // every server's address, in Servers order
+	ldcLast  ldcCache // the LDC view of the last IDC name asked for
+	// hasReadOnly says that some zone is a ReadOnly zone.
+	hasReadOnly bool
 }
 
 // Server returns the server with the given SQL address.
@@ -141,6 +144,11 @@ func (t *Table) index() {
 	for _, s := range t.Servers {
 		t.byAddr[s.Addr] = s
 		t.allAddrs = append(t.allAddrs, s.Addr)
+	}
+	for _, z := range t.Zones {
+		if z.Type == "ReadOnly" {
+			t.hasReadOnly = true
+		}
 	}
 }
 
