@@ -16,6 +16,8 @@ const (
 	cmdProxyStatus
 	cmdShowCongestion
 	cmdShowRoute
+	cmdShowRoutePartition
+	cmdExplainRoute // EXPLAIN ROUTE <sql>; the statement is in command.value
 	cmdShowStat
 	cmdSelectVars // SELECT @@a, @@b [LIMIT n] in an administrator session
 	cmdNeedOK     // SET, BEGIN, COMMIT, ROLLBACK, USE in an administrator session
@@ -114,6 +116,9 @@ func parseShow(p *parser) command {
 		c.kind = cmdShowProcesslist
 	case p.keyword("PROXYROUTE"):
 		c.kind = cmdShowRoute
+		if p.keyword("PARTITION") {
+			c.kind = cmdShowRoutePartition
+		}
 	case p.keyword("PROXYSTAT"):
 		c.kind = cmdShowStat
 		p.keyword("REFRESH")

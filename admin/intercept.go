@@ -33,6 +33,9 @@ func New(srv *reactor.Server, reg *metrics.Registry, log *slog.Logger) *Admin {
 // Intercept implements reactor.Interceptor.
 func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo, reply *reactor.Reply) bool {
 	c := parseCommand(string(query))
+	if stmt, ok := explainRoute(query); ok {
+		c = command{kind: cmdExplainRoute, value: string(stmt)}
+	}
 	if c.kind == cmdUnknown {
 		if sess.IsAdmin() {
 			_ = reply.Error(mysqlproto.NewSQLError(mysqlproto.ERParseError,
@@ -71,6 +74,10 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		err = a.showSessionVariables(sess, c, reply)
 	case cmdShowRoute:
 		err = reply.ResultSet(a.showRoute(c))
+	case cmdShowRoutePartition:
+		err = reply.ResultSet(a.showRoutePartition(c))
+	case cmdExplainRoute:
+		err = a.explainRoute(sess, []byte(c.value), reply)
 	case cmdShowCongestion:
 		err = reply.ResultSet(a.showCongestion(c))
 	case cmdKillSession:
@@ -92,7 +99,8 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 // everyUser reports whether normal users may run the command.
 func everyUser(k cmdKind) bool {
 	switch k {
-	case cmdShowSession, cmdShowSessionAttribute, cmdShowSessionVariables, cmdPing, cmdProxyVersion, cmdProxyStatus:
+	case cmdShowSession, cmdShowSessionAttribute, cmdShowSessionVariables, cmdPing, cmdProxyVersion, cmdProxyStatus,
+		cmdExplainRoute:
 		return true
 	}
 	return false

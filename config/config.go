@@ -110,6 +110,7 @@ type Config struct {
 	ProxyIDCName                     string
 	ProxyRoutePolicy                 string
 	EnableReroute                    bool
+	WeakReadUserList                 string
 	EnableWeakReroute                bool
 	EnableTransactionInternalRouting bool
 	EnableBadRouteReject             bool

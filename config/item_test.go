@@ -283,7 +283,7 @@ func TestItemStrings(t *testing.T) {
 		t.Error("Level.String")
 	}
 	it, _ := Lookup("proxy_route_policy")
-	if got := it.Range(); got != "''|FOLLOWER_FIRST|UNMERGE_FOLLOWER_FIRST|FOLLOWER_ONLY" {
+	if got := it.Range(); got != "''|FOLLOWER_FIRST|UNMERGE_FOLLOWER_FIRST|FOLLOWER_ONLY|FORCE_READONLY_ZONE" {
 		t.Errorf("Range() = %q", got)
 	}
 	it, _ = Lookup("listen_port")
@@ -310,7 +310,7 @@ func TestMarkdownTable(t *testing.T) {
 	for _, want := range []string{
 		"| `listen_port` | int | `2883` | `(1024,65536)` | yes |",
 		"| `obproxy_sys_password` | password | \"\" |  |  |",
-		"`''\\|FOLLOWER_FIRST\\|UNMERGE_FOLLOWER_FIRST\\|FOLLOWER_ONLY`",
+		"`''\\|FOLLOWER_FIRST\\|UNMERGE_FOLLOWER_FIRST\\|FOLLOWER_ONLY\\|FORCE_READONLY_ZONE`",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q", want)

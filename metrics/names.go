@@ -45,6 +45,17 @@ const (
 	// first one answered with an error that says nothing ran (8001, 8002,
 	// 5150, 4124, 5081, ...), by code.
 	StatementsRetried = "obgate_statement_retried_total"
+	// EntryTotal counts table-entry lookups of statements routed by table,
+	// by cluster, tenant, entryType (table_entry), routeHit (the location
+	// cache had the table) and routeResult (the statement's partition was
+	// found).
+	EntryTotal = "odp_entry_total"
+	// PartitionHits counts the servers' ob_proxy_partition_hit feedback by
+	// partitionHit (true: the statement ran where its data is).
+	PartitionHits = "obgate_partition_hit_total"
+	// PartitionHitRatio is the share of that feedback that was a hit (1
+	// before any feedback).
+	PartitionHitRatio = "obgate_partition_hit_ratio"
 	// CongestedServers is a gauge of servers on any blocklist.
 	CongestedServers = "obgate_congested_servers"
 	// ServerCongested is 1 while a server is on a list, by server and list

@@ -42,10 +42,11 @@ func (s *Session) serveCommand() error {
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
 	s.resends, s.resendable = 0, false
-	s.tried, s.routeBound = s.tried[:0], false
+	s.tried, s.routeBound, s.rerouted = s.tried[:0], false, false
 	if s.ob != nil {
 		s.ob.begunWith = nil
 		s.txnBefore = s.serverInTrans()
+		s.ob.route.resetRoute()
 	}
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
@@ -69,6 +70,9 @@ func (s *Session) serveCommand() error {
 			return err
 		}
 		need = s.noteStatement(f, whole)
+		if s.ob != nil {
+			s.ob.route.routeBy(body, f, nil)
+		}
 	case mysqlproto.ComProcessKill:
 		if whole && len(body) >= 4 {
 			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
@@ -293,6 +297,8 @@ func maybeInternal(info route.StmtInfo) bool {
 		return info.Second == "PROXY_VERSION" || info.Second == "PROXY_STATUS"
 	case route.StmtKill:
 		return info.Second == "PROXYSESSION"
+	case route.StmtExplain:
+		return info.Second == "ROUTE"
 	}
 	return false
 }

@@ -85,6 +85,9 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)
+	if s.backend.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
+		sc.ExpectExtraOK()
+	}
 	if d := s.side.answerTimeout(); d > 0 {
 		_ = s.backend.conn.SetReadDeadline(time.Now().Add(d))
 	}

@@ -29,7 +29,8 @@ type reactorMetrics struct {
 	panics                 [numPanicSites]*vm.Counter
 	resent                 *vm.Counter
 	sessionsMoved          *vm.Counter
-	refusedFD              *vm.Counter // clients refused: no file descriptor left
+	partitionHits          [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
+	refusedFD              *vm.Counter    // clients refused: no file descriptor left
 
 	reg     *metrics.Registry
 	tenants sync.Map // cluster + "\x00" + tenant → *tenantMetrics
@@ -40,6 +41,10 @@ type reactorMetrics struct {
 type tenantMetrics struct {
 	stmts        [route.NumStmtKinds][2]*vm.Counter // [kind][failed]
 	transactions *vm.Counter
+	// entries counts table-entry lookups of statements routed by table,
+	// [routeHit][routeResult]: the cache had the table's location; the
+	// statement's partition was found in it.
+	entries [2][2]*vm.Counter
 }
 
 func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
@@ -56,7 +61,18 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
 		resent:                 r.Counter(metrics.StatementsResent),
 		sessionsMoved:          r.Counter(metrics.SessionsMoved),
+		partitionHits: [2]*vm.Counter{
+			r.Counter(metrics.PartitionHits, "partitionHit", "false"),
+			r.Counter(metrics.PartitionHits, "partitionHit", "true"),
+		},
 	}
+	r.GaugeFunc(func() float64 {
+		hit, miss := m.partitionHits[1].Get(), m.partitionHits[0].Get()
+		if hit+miss == 0 {
+			return 1
+		}
+		return float64(hit) / float64(hit+miss)
+	}, metrics.PartitionHitRatio)
 	for i := range m.panics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())
 	}
@@ -86,6 +102,12 @@ func (m *reactorMetrics) forTenant(cluster, tenant string) *tenantMetrics {
 		name := route.StmtKind(k).String()
 		tm.stmts[k][0] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultSuccess)
 		tm.stmts[k][1] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultFail)
+	}
+	for hit := range 2 {
+		for res := range 2 {
+			tm.entries[hit][res] = m.reg.Counter(metrics.EntryTotal, "cluster", cluster, "tenant", tenant,
+				"entryType", "table_entry", "routeHit", strconv.FormatBool(hit == 1), "routeResult", strconv.FormatBool(res == 1))
+		}
 	}
 	actual, _ := m.tenants.LoadOrStore(key, tm)
 	return actual.(*tenantMetrics)
@@ -138,6 +160,27 @@ func (s *Session) tenantMetrics() *tenantMetrics {
 		}
 	}
 	return s.tm
+}
+
+// partitionHit counts one ob_proxy_partition_hit feedback.
+func (m *reactorMetrics) partitionHit(hit bool) {
+	if hit {
+		m.partitionHits[1].Inc()
+	} else {
+		m.partitionHits[0].Inc()
+	}
+}
+
+// countEntry counts the table-entry lookup of a statement routed by table.
+func (s *Session) countEntry(found, located bool) {
+	h, r := 0, 0
+	if found {
+		h = 1
+	}
+	if located {
+		r = 1
+	}
+	s.tenantMetrics().entries[h][r].Inc()
 }
 
 // retried counts a statement sent elsewhere after a server ERR.

@@ -88,12 +88,16 @@ func (s *Session) obPrepare(n int, start time.Time) error {
 		return err
 	}
 	sql := pkt[mysqlproto.HeaderLen+1:]
-	kind := route.Classify(sql).Kind
+	p := &prepared{sql: append([]byte(nil), sql...)}
+	p.facts = route.Lex(p.sql)
+	p.kind = p.facts.Kind
+	kind := p.kind
+	ob.route.routeBy(p.sql, &p.facts, nil)
 	be, err := s.routeStatement(needAny)
 	if err != nil {
 		return s.writeErrorFor(err)
 	}
-	ob.pendingPrepare = &prepared{sql: append([]byte(nil), sql...), kind: kind}
+	ob.pendingPrepare = p
 	if err := s.sendRequest(be, pkt); err != nil {
 		ob.pendingPrepare = nil
 		return s.answerFailure(err, kind, start)
@@ -153,6 +157,10 @@ func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start 
 		}
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
 			"Unknown prepared statement handler (%d) given to %s", id, cmd))
+	}
+	if cmd == mysqlproto.ComStmtExecute {
+		ob.route.exec.Reset(body, int(ps.params), ps.types)
+		ob.route.routeBy(ps.sql, &ps.facts, &ob.route.exec)
 	}
 	be, sid, bound, err := s.preparedServer(ps, id)
 	if err != nil {

@@ -25,6 +25,9 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	if sc.IsErr() {
 		return buf, dec, end
 	}
+	if sc.ExtraOK() {
+		return s.dropExtraOK(buf, dec, end)
+	}
 	st := sc.Status()
 	s.status = st
 	s.backend.status = st
@@ -50,6 +53,21 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	copy(buf[start+mysqlproto.HeaderLen:], out)
 	mysqlproto.PutHeader(buf[start:], len(out), buf[start+3])
 	return buf, dec + delta, end + delta
+}
+
+// dropExtraOK learns the session state of the OK a server sent after a
+// result set's final EOF (EXTRA_OK_PACKET_FOR_STATISTICS: the partition-hit
+// feedback of a SELECT travels there) and removes the packet, which ends
+// at buf[dec], from what the client gets: the client's response ends with
+// the EOF, as it expects.
+func (s *Session) dropExtraOK(buf []byte, dec, end int) ([]byte, int, int) {
+	sc := &s.scanner
+	if ok, good := sc.OK(); good && ok.Status.Has(mysqlproto.StatusSessionStateChange) {
+		s.ob.vars.learn(ok.SessionState, ok.Status, s.ob.feedback)
+	}
+	start := dec - len(sc.Packet()) - mysqlproto.HeaderLen
+	n := copy(buf[start:], buf[dec:end])
+	return buf, start, start + n
 }
 
 // clientOK builds, in the session's scratch buffer, the OK payload a
@@ -107,6 +125,8 @@ func appendVarEntry(dst, name, value []byte) []byte {
 // onFeedback reads the server feedback variables that steer routing.
 func (s *Session) onFeedback(name, value []byte) {
 	switch string(name) {
+	case "ob_proxy_partition_hit":
+		s.onPartitionHit(value)
 	case "ob_proxy_set_trx_executed":
 		// SET TRANSACTION ran: the next transaction's characteristics live
 		// on this server session, so stay on it until it is used.

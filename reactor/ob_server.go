@@ -19,12 +19,14 @@ const proxyCompatVersion = "4.3.1.0"
 // obRequestedCaps is the OceanBase capability set obgate asks servers for:
 // ODP's default set (odp-behaviour.md §11.3, 10206039 for a plain MySQL
 // client) without the features obgate does not implement, so that no
-// server relies on them: extra statistics OK packets (9), reroute (12),
+// server relies on them: reroute (12),
 // server-side session sync (13, 16, 19), read-stale feedback (17),
 // full-link trace (14, 18), compressed OB20 (22) and proxy feedback (23).
+// Extra statistics OK packets (9) carry the partition-hit feedback of
+// result sets; obgate reads and removes them (dropExtraOK).
 const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeUser |
 	mysqlproto.OBCapReadWeak | mysqlproto.OBCapSafeWeakRead | mysqlproto.OBCapPLRoute |
-	mysqlproto.OBCapLocalFiles
+	mysqlproto.OBCapLocalFiles | mysqlproto.OBCapExtraOKPacketForStatistics
 
 // openServer opens a server session to addr and logs the client in with
 // its saved login. first is the client's own login: it keeps the client's

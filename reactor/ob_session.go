@@ -48,6 +48,7 @@ type obSession struct {
 	okScratch      []byte                   // client OK being built
 	snap           obSnapshot               // what publishOB last published
 	routeBuf       []string                 // candidate list, reused by every routing decision
+	route          obRouting                // the statement being routed, and what its plan used
 }
 
 // prepared is a statement prepared by the client, which obgate prepares
@@ -59,6 +60,7 @@ type prepared struct {
 	types   []byte      // parameter types from the last execute that sent them
 	home    *serverConn // where long data or an open cursor lives
 	kind    route.StmtKind
+	facts   route.Facts // of sql, which it borrows: executes are routed by it
 }
 
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
@@ -286,6 +288,7 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	}
 	req.Tried = s.tried
 	req.SeenGeneration = ob.healthGen
+	req.StmtRoute = s.stmtRoute(s.cfg)
 	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
 	ob.routeBuf = rt.Addrs
 	if err != nil {
@@ -295,6 +298,7 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	s.routeBound = rt.Bound
 	if rt.Bound {
 		if ob.last.alive() {
+			s.notePlan(&rt, ob.last.addr)
 			return ob.last, nil
 		}
 		s.dropServer(ob.last)
@@ -310,12 +314,14 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	for _, addr := range rt.Addrs {
 		if be := s.findServer(addr); be != nil {
 			if be.alive() {
+				s.notePlan(&rt, addr)
 				return be, nil
 			}
 			s.dropServer(be)
 		}
 		be, _, err := s.openServer(ctx, addr, false)
 		if err == nil {
+			s.notePlan(&rt, addr)
 			return be, nil
 		}
 		lastErr = err

@@ -103,6 +103,11 @@ func (s *Session) holdsERR(code uint16) bool {
 	if s.ob == nil {
 		return false
 	}
+	s.routeFeedbackERR(code)
+	if code == mysqlproto.OBErrReroute && s.cfg.EnableReroute && !s.rerouted && s.mayRetry() {
+		s.rerouted = true // honoured once per statement, as ODP does
+		return true
+	}
 	return retryableERR(code) && (s.mayRetry() || s.commitsTxn()) || s.endsTxnByClosing()
 }
 
@@ -160,6 +165,7 @@ func (s *Session) rollbackByClosing(code uint16) error {
 // session could take the request; the client then gets the failure.
 func (s *Session) resendKept(o outcome) bool {
 	s.resends++
+	s.rebindRoute()
 	if failed := s.backend; failed != nil {
 		s.tried = append(s.tried, failed.addr)
 		s.side.drop(failed)

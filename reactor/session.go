@@ -62,6 +62,7 @@ type Session struct {
 	pinCandidate bool        // the statement may create a temporary table or take a user lock
 	killFailed   bool        // the server refused the KILL obgate sent for the client
 	facts        route.Facts // of the COM_QUERY in progress (see lexStatement)
+	rerouted     bool        // the statement was sent again after ERR 5727 (once only)
 	// kept is the request being answered, borrowed from the client buffer
 	// until the first byte of its answer reaches the client (relayPacket,
 	// releaseKept); nil when it was streamed or already released.

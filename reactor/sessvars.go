@@ -83,6 +83,61 @@ type sessionVars struct {
 	// sessions keep what their login asked for).
 	multiStmt    bool
 	multiStmtVer uint64
+	// routing are the variables that steer routing, kept decoded.
+	routing routingVars
+}
+
+// routingVars are the session and user variables routing reads for every
+// statement, decoded once when they change.
+type routingVars struct {
+	weak          bool   // ob_read_consistency = WEAK
+	obRoutePolicy int    // ob_route_policy as a number, 1 (READONLY_ZONE_FIRST) by default
+	obRouteSet    bool   // ob_route_policy was set
+	idc           string // @proxy_idc_name
+	routePolicy   string // @proxy_route_policy
+}
+
+// noteRouting decodes a variable that steers routing; user says it is a
+// user variable (value a SQL literal).
+func (r *routingVars) note(name, value string, user bool) {
+	if user {
+		switch strings.ToLower(name) {
+		case "proxy_idc_name":
+			r.idc = unquoteLiteral(value)
+		case "proxy_route_policy":
+			r.routePolicy = unquoteLiteral(value)
+		}
+		return
+	}
+	switch strings.ToLower(name) {
+	case "ob_read_consistency":
+		v := strings.ToUpper(unquoteLiteral(value))
+		r.weak = v == "WEAK" || v == "2"
+	case "ob_route_policy":
+		r.obRouteSet = true
+		switch strings.ToUpper(unquoteLiteral(value)) {
+		case "MERGE_IDC_ORDER", "0":
+			r.obRoutePolicy = 0
+		case "ONLY_READONLY_ZONE", "2":
+			r.obRoutePolicy = 2
+		case "UNMERGE_ZONE_FIRST", "3":
+			r.obRoutePolicy = 3
+		default:
+			r.obRoutePolicy = 1
+		}
+	}
+}
+
+// unquoteLiteral strips the quotes of a SQL string literal ('x', "x"); a
+// NULL literal is "".
+func unquoteLiteral(v string) string {
+	if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+		return strings.ReplaceAll(v[1:len(v)-1], v[:1]+v[:1], v[:1])
+	}
+	if strings.EqualFold(v, "NULL") {
+		return ""
+	}
+	return v
 }
 
 // syncState is what one server session has of the client's state.
@@ -208,10 +263,16 @@ func (v *sessionVars) setSys(name, value []byte) {
 		return
 	}
 	v.sys, v.sysVer = v.upsert(v.sys, string(name), string(value), v.sysVer)
+	if len(name) > 3 && (name[0] == 'o' || name[0] == 'O') {
+		v.routing.note(string(name), string(value), false)
+	}
 }
 
 func (v *sessionVars) setUser(name, literal string) {
 	name = strings.TrimPrefix(name, "@")
+	if strings.HasPrefix(strings.ToLower(name), "proxy_") {
+		v.routing.note(name, literal, true)
+	}
 	v.user, v.userVer = v.upsert(v.user, name, literal, v.userVer)
 }
 
