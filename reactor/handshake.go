@@ -81,6 +81,10 @@ func (s *Session) handshake(count int64) error {
 	if !overLimit && !srv.draining.Load() {
 		be, sh, spio, dberr = srv.dialFirst(ctx, serverAddrs(cfg))
 		if be != nil {
+			// Registered before it is published: a KILL that closes it
+			// (from another goroutine, through sharedBackend) then finds
+			// it in the registry and removes it.
+			srv.servers.add(be, s)
 			s.sharedBackend.Store(be)
 			_ = be.conn.SetDeadline(deadline)
 		}
@@ -130,7 +134,6 @@ func (s *Session) handshake(count int64) error {
 	s.mu.Lock()
 	s.backendAddr, s.backendID = be.addr, be.threadID
 	s.mu.Unlock()
-	srv.servers.add(be, s) // before the client can learn the server's thread id
 	if err := s.relayLogin(cpio, spio, be, first, resp); err != nil {
 		closeBackend()
 		return err

@@ -100,13 +100,14 @@ type planCand struct {
 // stack. Candidates go into cands; a plan with more than maxStackCands
 // moves them to big.
 type obPlanner struct {
-	r     *Router
-	req   *Request
-	t     *Table
-	ldc   *ldcView
-	n     int
-	cands [maxStackCands]planCand
-	big   []planCand
+	r       *Router
+	cluster *Cluster
+	tried   []string
+	t       *Table
+	ldc     *ldcView
+	n       int
+	cands   [maxStackCands]planCand
+	big     []planCand
 }
 
 // list returns the candidates so far.
@@ -137,7 +138,7 @@ func (p *obPlanner) add(addr string, f candFacts, role string) {
 		f.readOnly = true
 	}
 	f.ldc = p.ldc.class(srv)
-	c := planCand{addr: addr, srv: srv, f: f, pass: p.r.pass(p.req, addr), role: role}
+	c := planCand{addr: addr, srv: srv, f: f, pass: p.r.passOf(p.cluster, p.tried, addr), role: role}
 	switch {
 	case p.big != nil:
 		p.big = append(p.big, c)
@@ -172,7 +173,9 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	rt := Route{Generation: r.generation(), Weak: req.Weak}
 	var planner obPlanner
 	p := &planner
-	p.r, p.req, p.t, p.ldc = r, req, t, t.ldc(req.IDC)
+	// The planner keeps what it needs of req, not req: a pointer to the
+	// caller's Request in it would move the Request to the heap.
+	p.r, p.cluster, p.tried, p.t, p.ldc = r, c, req.Tried, t, t.ldc(req.IDC)
 	ex := req.Explain
 	if ex != nil {
 		*ex = Explain{Tablet: -1, Weak: req.Weak, IDC: req.IDC, LDC: p.ldc.enabled}
@@ -257,7 +260,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		return Route{}, fmt.Errorf("no server to route to")
 	}
 	if tableless {
-		p.preferLast(rt.Generation)
+		p.preferLast(req, rt.Generation)
 	}
 	list := p.list()
 	for i := range list {
@@ -381,15 +384,14 @@ func (p *obPlanner) optimized(weak, hasLeader bool, leader string) bool {
 			return false
 		}
 	}
-	return weak || !hasLeader || p.r.pass(p.req, leader) != 0
+	return weak || !hasLeader || p.r.passOf(p.cluster, p.tried, leader) != 0
 }
 
 // preferLast puts the session's last server first for a statement without
 // a table (enable_cached_server), when it is available, the servers'
 // availability did not change since the session's last plan, and no
 // candidate is in a better class.
-func (p *obPlanner) preferLast(gen uint64) {
-	req := p.req
+func (p *obPlanner) preferLast(req *Request, gen uint64) {
 	if !req.PreferLast || req.Last == "" || req.SeenGeneration != gen {
 		return
 	}

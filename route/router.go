@@ -180,11 +180,13 @@ func (r *Router) serverList(ctx context.Context, req *Request) ([]string, error)
 
 // pass is the group addr is ordered in: 0 available, 1 unavailable, 2
 // already tried.
-func (r *Router) pass(req *Request, addr string) int {
+func (r *Router) pass(req *Request, addr string) int { return r.passOf(req.Cluster, req.Tried, addr) }
+
+func (r *Router) passOf(c *Cluster, tried []string, addr string) int {
 	switch {
-	case slices.Contains(req.Tried, addr):
+	case slices.Contains(tried, addr):
 		return 2
-	case r.available(req.Cluster, addr):
+	case r.available(c, addr):
 		return 0
 	}
 	return 1
