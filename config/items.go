@@ -323,13 +323,15 @@ var itemTable = []Item{
 		doc: "Largest result of an internal command such as SHOW PROXYSESSION; 0 = no limit.",
 		ref: capRef(func(c *Config) *int64 { return &c.InternalCmdMemLimited })},
 
-	// ODP items that obgate accepts so that existing start scripts keep working, and ignores.
+	// Event loops.
 	{name: "work_thread_num", def: "128", rng: "[1,128]", reboot: true, level: LevelUser,
-		doc: "Accepted for ODP compatibility and ignored: Go schedules obgate's work on GOMAXPROCS threads.",
+		doc: "Event loops (netpoll pollers) of client_io_mode=netpoll; with automatic_match_work_thread at most one per 20 CPUs (GOMAXPROCS). Go schedules the rest of obgate's work on GOMAXPROCS threads.",
 		ref: intRef(func(c *Config) *int64 { return &c.WorkThreadNum })},
 	{name: "automatic_match_work_thread", def: "true", reboot: true, level: LevelUser,
-		doc: "Accepted for ODP compatibility and ignored.",
+		doc: "Caps work_thread_num at one event loop per 20 CPUs obgate may use (GOMAXPROCS), which measured best.",
 		ref: boolRef(func(c *Config) *bool { return &c.AutomaticMatchWorkThread })},
+
+	// ODP items that obgate accepts so that existing start scripts keep working, and ignores.
 	{name: "proxy_mem_limited", def: "2G", rng: "[100MB,]", level: LevelUser,
 		doc: "Accepted for ODP compatibility and ignored; limit memory with GOMEMLIMIT.",
 		ref: capRef(func(c *Config) *int64 { return &c.ProxyMemLimited })},

@@ -139,7 +139,7 @@ func NewServer(opts Options) (*Server, error) {
 		srv.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if cfg.ClientIOMode == "netpoll" {
-		p, err := newPollerSet()
+		p, err := newPollerSet(pollerCount(cfg))
 		if err != nil {
 			return nil, err
 		}

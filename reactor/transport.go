@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
 
+	"obgate/config"
 	"obgate/mysqlproto"
 )
 
@@ -264,11 +266,28 @@ type pollerSet struct{}
 
 var pollerOnce sync.Once
 
-func newPollerSet() (*pollerSet, error) {
+// pollerCount is the number of netpoll pollers, from ODP's parameters:
+// work_thread_num, or with automatic_match_work_thread (the default) a
+// count that fits the machine, at most work_thread_num: one poller per 20
+// CPUs obgate may use (GOMAXPROCS), netpoll's own rule. Each poller
+// busy-polls while events come, so more pollers than that cost CPU: on 2
+// CPUs, 2 pollers made BenchmarkForward/netpoll-parallel 1.6x slower than
+// one.
+func pollerCount(cfg *config.Config) int {
+	n := int(max(cfg.WorkThreadNum, 1))
+	if cfg.AutomaticMatchWorkThread {
+		n = min(n, runtime.GOMAXPROCS(0)/20+1)
+	}
+	return n
+}
+
+// newPollerSet configures netpoll with n pollers, once per process (the
+// first server's count holds for the process).
+func newPollerSet(n int) (*pollerSet, error) {
 	var err error
 	pollerOnce.Do(func() {
 		netpoll.SetLoggerOutput(io.Discard)
-		err = netpoll.Configure(netpoll.Config{PollerNum: 1})
+		err = netpoll.Configure(netpoll.Config{PollerNum: n})
 		if err == nil {
 			// A plain goroutine per burst of requests: gopool keeps no idle
 			// workers either, and its task wrapper allocates per request.
