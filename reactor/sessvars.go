@@ -97,7 +97,7 @@ type routingVars struct {
 	routePolicy   string // @proxy_route_policy
 }
 
-// noteRouting decodes a variable that steers routing; user says it is a
+// note decodes a variable that steers routing; user says it is a
 // user variable (value a SQL literal).
 func (r *routingVars) note(name, value string, user bool) {
 	if user {

@@ -130,3 +130,32 @@ func UpdateMarkedSection(doc, begin, end, section string) string {
 	}
 	return strings.TrimRight(doc, "\n") + "\n\n" + section
 }
+
+// SplitList splits a comma-separated flag value, dropping blanks and
+// empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParseInts reads a comma-separated list of positive integers (a
+// --threads flag); an empty list is an error.
+func ParseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range SplitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}

@@ -796,29 +796,6 @@ func SummarizeRouting(runs []RoutingRun, workloads []string, threads []int, targ
 // publishRouting copies the charts to PlotsDir and rewrites the routing
 // section of the report file.
 func publishRouting(cfg RoutingConfig, s *RoutingSummary, plots []Plot, outDir string) error {
-	report := cfg.abs(cfg.ReportPath)
-	plotsDir := cfg.abs(cfg.PlotsDir)
-	if err := os.MkdirAll(plotsDir, 0o755); err != nil {
-		return err
-	}
-	for _, pl := range plots {
-		b, err := os.ReadFile(filepath.Join(outDir, pl.File))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(plotsDir, pl.File), b, 0o644); err != nil {
-			return err
-		}
-	}
-	dir := filepath.Dir(report)
-	section := RenderRoutingReport(s, plots, ReportLinks{
-		PlotsDir:   rel(dir, plotsDir),
-		ResultsDir: rel(dir, outDir),
-		Readme:     rel(dir, cfg.abs("bench/README.md")),
-	})
-	old, err := os.ReadFile(report)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return os.WriteFile(report, []byte(UpdateRoutingSection(string(old), section)), 0o644)
+	return publishSection(cfg.abs(cfg.ReportPath), cfg.abs(cfg.PlotsDir), cfg.abs("bench/README.md"), plots, outDir,
+		func(links ReportLinks) string { return RenderRoutingReport(s, plots, links) }, UpdateRoutingSection)
 }

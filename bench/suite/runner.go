@@ -257,8 +257,15 @@ func Run(ctx context.Context, cfg Config) (err error) {
 // publish copies the charts to PlotsDir and rewrites the suite's section of
 // the report file.
 func publish(cfg Config, s *Summary, plots []Plot, outDir string) error {
-	report := cfg.abs(cfg.ReportPath)
-	plotsDir := cfg.abs(cfg.PlotsDir)
+	return publishSection(cfg.abs(cfg.ReportPath), cfg.abs(cfg.PlotsDir), cfg.abs("bench/README.md"), plots, outDir,
+		func(links ReportLinks) string { return RenderReport(s, plots, links) }, UpdateSection)
+}
+
+// publishSection copies a run's charts from outDir to plotsDir and rewrites
+// one section of the report file: render builds it with links relative to
+// the report, update puts it into the old text. Paths are absolute.
+func publishSection(report, plotsDir, readme string, plots []Plot, outDir string,
+	render func(ReportLinks) string, update func(doc, section string) string) error {
 	if err := os.MkdirAll(plotsDir, 0o755); err != nil {
 		return err
 	}
@@ -272,16 +279,12 @@ func publish(cfg Config, s *Summary, plots []Plot, outDir string) error {
 		}
 	}
 	dir := filepath.Dir(report)
-	section := RenderReport(s, plots, ReportLinks{
-		PlotsDir:   rel(dir, plotsDir),
-		ResultsDir: rel(dir, outDir),
-		Readme:     rel(dir, cfg.abs("bench/README.md")),
-	})
+	section := render(ReportLinks{PlotsDir: rel(dir, plotsDir), ResultsDir: rel(dir, outDir), Readme: rel(dir, readme)})
 	old, err := os.ReadFile(report)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return os.WriteFile(report, []byte(UpdateSection(string(old), section)), 0o644)
+	return os.WriteFile(report, []byte(update(string(old), section)), 0o644)
 }
 
 func checkConfig(cfg *Config) error {

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,14 +114,14 @@ func run(args []string) error {
 
 	cfg := suite.RoutingConfig{
 		CommandLine:    suite.CommandLine("go run ./bench/cmd/routing-suite", args),
-		Targets:        splitList(*targets),
+		Targets:        suite.SplitList(*targets),
 		ObgateBin:      *obgateBin,
 		OBSimBin:       *obsimBin,
 		SysbenchBin:    *sysbench,
 		HAProxyBin:     *haproxy,
 		ObgateOpts:     obgateOpts,
 		HAProxy:        suite.HAProxySettings{Threads: *hapThreads, MaxConn: *hapMaxConn},
-		Workloads:      splitList(*workloads),
+		Workloads:      suite.SplitList(*workloads),
 		Tables:         *tables,
 		TableSize:      *tableSize,
 		TimeSeconds:    *runTime,
@@ -141,7 +140,7 @@ func run(args []string) error {
 	if cfg.Root, err = suite.FindRoot(*root); err != nil {
 		return err
 	}
-	if cfg.Threads, err = parseInts(*threads); err != nil {
+	if cfg.Threads, err = suite.ParseInts(*threads); err != nil {
 		return fmt.Errorf("--threads: %w", err)
 	}
 	if cfg.BufferPoolSize, err = suite.ParseSize(*bufferPool); err != nil {
@@ -158,29 +157,4 @@ func run(args []string) error {
 		stop() // a second Ctrl-C kills at once; children die with us
 	}()
 	return suite.RunRouting(ctx, cfg)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad number %q", f)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("empty list")
-	}
-	return out, nil
 }

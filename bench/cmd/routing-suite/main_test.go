@@ -1,6 +1,7 @@
 package main
 
 import (
+	"obgate/bench/suite"
 	"strings"
 	"testing"
 )
@@ -33,13 +34,13 @@ func TestRunRejectsBadFlags(t *testing.T) {
 }
 
 func TestParseInts(t *testing.T) {
-	got, err := parseInts(" 1, 8,32 ")
+	got, err := suite.ParseInts(" 1, 8,32 ")
 	if err != nil || len(got) != 3 || got[0] != 1 || got[1] != 8 || got[2] != 32 {
 		t.Errorf("got %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "1,x", "0", "-2"} {
-		if _, err := parseInts(bad); err == nil {
-			t.Errorf("parseInts(%q) succeeded", bad)
+		if _, err := suite.ParseInts(bad); err == nil {
+			t.Errorf("suite.ParseInts(%q) succeeded", bad)
 		}
 	}
 }

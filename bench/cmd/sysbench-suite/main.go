@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -115,7 +114,7 @@ func run(args []string) error {
 		SysbenchBin:   *sysbench,
 		HAProxyBin:    *haproxy,
 		HAProxy:       suite.HAProxySettings{Threads: *hapThreads, MaxConn: *hapMaxConn},
-		Workloads:     splitList(*workloads),
+		Workloads:     suite.SplitList(*workloads),
 		Tables:        *tables,
 		TableSize:     *tableSize,
 		TimeSeconds:   *runTime,
@@ -132,7 +131,7 @@ func run(args []string) error {
 	if cfg.Root, err = suite.FindRoot(*root); err != nil {
 		return err
 	}
-	if cfg.Threads, err = parseInts(*threads); err != nil {
+	if cfg.Threads, err = suite.ParseInts(*threads); err != nil {
 		return fmt.Errorf("--threads: %w", err)
 	}
 	if cfg.BufferPoolSize, err = suite.ParseSize(*bufferPool); err != nil {
@@ -148,7 +147,7 @@ func run(args []string) error {
 	default:
 		return fmt.Errorf("--syscalls %q: want perf or none", *syscalls)
 	}
-	cfg.Targets = splitList(*targets)
+	cfg.Targets = suite.SplitList(*targets)
 	for _, list := range []struct {
 		flag      string
 		values    []string
@@ -159,7 +158,7 @@ func run(args []string) error {
 			if !ok || name == "" || strings.ContainsAny(name, "/ ") {
 				return fmt.Errorf("%s %q: want name=arg,arg,...", list.flag, e)
 			}
-			cfg.Extras = append(cfg.Extras, suite.ExtraTarget{Name: name, Args: splitList(argList), OceanBase: list.oceanBase})
+			cfg.Extras = append(cfg.Extras, suite.ExtraTarget{Name: name, Args: suite.SplitList(argList), OceanBase: list.oceanBase})
 			if !set["targets"] {
 				cfg.Targets = append(cfg.Targets, name)
 			}
@@ -173,29 +172,4 @@ func run(args []string) error {
 		stop() // a second Ctrl-C kills at once; children die with us
 	}()
 	return suite.Run(ctx, cfg)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad number %q", f)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("empty list")
-	}
-	return out, nil
 }
