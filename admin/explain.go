@@ -67,9 +67,12 @@ func (a *Admin) explainRoute(sess *reactor.Session, stmt []byte, reply *reactor.
 		if p.Table != "" && p.PartNum > 1 || p.Partition.How != "" {
 			pr := &p.Partition
 			detail := pr.How
-			if pr.Known {
+			switch {
+			case pr.Known && pr.Sub >= 0:
 				detail = fmt.Sprintf("tablet %d (partition %d, sub-partition %d): %s", pr.TabletID, pr.Part, pr.Sub, pr.How)
-			} else if p.Tablet >= 0 {
+			case pr.Known:
+				detail = fmt.Sprintf("tablet %d (partition %d): %s", pr.TabletID, pr.Part, pr.How)
+			case p.Tablet >= 0:
 				detail = fmt.Sprintf("tablet %d: %s", p.Tablet, pr.How)
 			}
 			if len(pr.Keys) > 0 {

@@ -538,8 +538,14 @@ func (p *obPlanner) explain(ex *Explain, policy RoutePolicy, optimized, leaderFi
 			why = append(why, "partition leader of a strong statement: first")
 		case cd.first:
 			why = append(why, "the session's last server (enable_cached_server)")
+		case policy == PrimaryZoneFirst && cd.rank < 16:
+			why = append(why, fmt.Sprintf("in the tenant's primary zone (priority group %d)", cd.rank+1))
+		case policy == PrimaryZoneFirst:
+			why = append(why, fmt.Sprintf("outside the tenant's primary zone; then %s", describeFacts(cd.f)))
+		case policy == ProxyPrimaryZoneNameOnly:
+			why = append(why, fmt.Sprintf("proxy_primary_zone_name group %d", cd.rank/16+1))
 		default:
-			why = append(why, fmt.Sprintf("%s class %d (%s)", policy, cd.rank, describeFacts(cd.f)))
+			why = append(why, fmt.Sprintf("%s class %d of its order (%s)", policy, cd.rank+1, describeFacts(cd.f)))
 		}
 		c.Reason = strings.Join(why, "; ")
 		ex.Candidates = append(ex.Candidates, c)
