@@ -56,6 +56,7 @@ func (tc *testCluster) putEntry(tbl string, replicas ...Replica) *TableEntry {
 	e := &TableEntry{Tenant: "t", Database: "db", Table: tbl, Exists: true, TableID: 500001, PartNum: 1,
 		First: &TabletLocation{TabletID: 200001, Replicas: replicas}}
 	e.holders = holdersOf([]*TabletLocation{e.First})
+	s.cur.Load().lastAccess.Store(time.Now().UnixNano()) // as lookup does
 	tc.locations.finish(s, s.cur.Load(), e, nil)
 	return s.cur.Load()
 }
@@ -323,4 +324,28 @@ func asSQLError(err error) (uint16, bool) {
 		return 0, false
 	}
 	return se.Code, true
+}
+
+func TestLocationCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	tc := newTestCluster(t, false)
+	if _, err := tc.cfg.Set("routing_cache_mem_limited", "2KB"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 12 {
+		name := "t" + string(rune('a'+i))
+		tc.putEntry(name, leaderA2...) // each used later than the one before
+		names = append(names, name)
+	}
+	st := tc.LocationStats()
+	if st.Bytes > 2048 || st.Evicted == 0 {
+		t.Fatalf("cache holds %d bytes after %d evictions, limit 2KB", st.Bytes, st.Evicted)
+	}
+	left := map[string]bool{}
+	for _, e := range tc.TableEntries() {
+		left[e.Table] = true
+	}
+	if !left[names[len(names)-1]] || left[names[0]] {
+		t.Fatalf("entries left %v: want the most recent kept and the oldest evicted", left)
+	}
 }
