@@ -80,15 +80,20 @@ func (s *Session) stmtRoute(cfg *config.Config) route.StmtRoute {
 
 // weakRead decides whether a statement reads weakly (odp-behaviour.md
 // §5.5): only a SELECT that takes no locks can; its hint counts first,
-// then the session's ob_read_consistency, then weak_read_user_list.
+// then the session's ob_read_consistency, then weak_read_user_list. A
+// statement too long to lex whole reads weakly only when its hint says so
+// (the hint is at its start; a lock clause could be beyond what was read).
 func (s *Session) weakRead(cfg *config.Config, f *route.Facts) bool {
-	if f == nil || f.Kind != route.StmtSelect || f.Pins != 0 || !selectWithoutLocks(f) {
+	if f == nil || f.Kind != route.StmtSelect || f.Pins != 0 {
 		return false
 	}
 	switch f.ReadConsistency {
 	case route.ConsistencyWeak, route.ConsistencyFrozen:
-		return true
+		return f.ReadOnly || f.Incomplete
 	case route.ConsistencyStrong:
+		return false
+	}
+	if !f.ReadOnly {
 		return false
 	}
 	if s.ob.vars.routing.weak {
@@ -96,11 +101,6 @@ func (s *Session) weakRead(cfg *config.Config, f *route.Facts) bool {
 	}
 	return cfg.WeakReadUserList != "" && userListed(cfg.WeakReadUserList, s.identity)
 }
-
-// selectWithoutLocks reports whether a SELECT may read weakly: ReadOnly
-// already excludes FOR UPDATE and lock functions; a statement too long to
-// lex whole is judged by its kind alone.
-func selectWithoutLocks(f *route.Facts) bool { return f.ReadOnly || f.Incomplete }
 
 // userListed reports whether the session's user is in a comma-separated
 // list of user or user@tenant names.
