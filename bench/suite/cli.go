@@ -2,6 +2,7 @@ package suite
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,4 +159,19 @@ func ParseInts(s string) ([]int, error) {
 		return nil, errors.New("empty list")
 	}
 	return out, nil
+}
+
+// DefaultFlags gives the flags of fs that the command line did not set the
+// values in defaults (a suite's --quick settings).
+func DefaultFlags(fs *flag.FlagSet, defaults map[string]string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, v := range defaults {
+		if !set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

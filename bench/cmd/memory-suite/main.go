@@ -94,14 +94,8 @@ func parseFlags(args []string) (config, error) {
 		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *quick {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, v := range quickSettings {
-			if !set[name] {
-				if err := fs.Set(name, v); err != nil {
-					return config{}, err
-				}
-			}
+		if err := suite.DefaultFlags(fs, quickSettings); err != nil {
+			return config{}, err
 		}
 	}
 	cfg := config{

@@ -97,15 +97,9 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
-		for name, v := range quickSettings {
-			if !set[name] {
-				if err := fs.Set(name, v); err != nil {
-					return err
-				}
-			}
+		if err := suite.DefaultFlags(fs, quickSettings); err != nil {
+			return err
 		}
 	}
 	if *ignoreErrors == "" {

@@ -97,12 +97,8 @@ func run(args []string) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
-		for name, v := range quickSettings {
-			if !set[name] {
-				if err := fs.Set(name, v); err != nil {
-					return err
-				}
-			}
+		if err := suite.DefaultFlags(fs, quickSettings); err != nil {
+			return err
 		}
 	}
 
