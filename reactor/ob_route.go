@@ -31,14 +31,13 @@ type obRouting struct {
 	entry    *route.TableEntry
 	tablet   *route.TabletLocation
 	weak     bool
-	target   string // the server the statement was sent to
-	toLeader bool   // target is the tablet's leader
+	toLeader bool // the statement was sent to the tablet's leader
 }
 
 // resetRoute forgets the previous statement's routing input.
 func (r *obRouting) resetRoute() {
 	r.stmt, r.facts, r.params = nil, nil, nil
-	r.entry, r.tablet, r.target, r.toLeader, r.weak = nil, nil, "", false, false
+	r.entry, r.tablet, r.toLeader, r.weak = nil, nil, false, false
 }
 
 // routeBy sets the statement the next server pick routes by.
@@ -121,7 +120,7 @@ func userListed(list string, id route.Identity) bool {
 // session is chosen.
 func (s *Session) notePlan(rt *route.Route, addr string) {
 	r := &s.ob.route
-	r.entry, r.tablet, r.weak, r.target = rt.Entry, rt.Tablet, rt.Weak, addr
+	r.entry, r.tablet, r.weak = rt.Entry, rt.Tablet, rt.Weak
 	leader, ok := rt.Tablet.Leader()
 	r.toLeader = ok && leader == addr
 	if r.facts != nil && r.facts.NumTables > 0 && !rt.Bound && s.cfg.EnablePartitionTableRoute {

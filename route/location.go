@@ -52,17 +52,6 @@ func (l *TabletLocation) Leader() (string, bool) {
 	return "", false
 }
 
-// holds reports whether addr holds a replica of the tablet, and whether it
-// is the leader.
-func (l *TabletLocation) holds(addr string) (held, leader bool) {
-	for i := range l.Replicas {
-		if l.Replicas[i].Addr == addr {
-			return true, l.Replicas[i].Leader
-		}
-	}
-	return false, false
-}
-
 // TableEntry is the location of one table of one tenant: its id and
 // schema version, its partitioning (Part, nil for a table that is not
 // partitioned) and the replicas of each tablet. Everything but the state
@@ -98,7 +87,6 @@ type TableEntry struct {
 
 	state      atomic.Int32
 	lastAccess atomic.Int64 // unix nanoseconds
-	dirtyAt    atomic.Int64 // unix nanoseconds of the last MarkDirty
 	force      atomic.Bool  // refresh without waiting for delay_update_entry_interval
 	lastTry    atomic.Int64 // unix nanoseconds of the last failed refresh
 	// ready is closed when the first fetch of a BUILDING entry ends.
@@ -153,11 +141,7 @@ func (e *TableEntry) MarkDirty(force bool) bool {
 	if force {
 		e.force.Store(true)
 	}
-	if e.state.CompareAndSwap(int32(EntryAvail), int32(EntryDirty)) {
-		e.dirtyAt.Store(time.Now().UnixNano())
-		return true
-	}
-	return false
+	return e.state.CompareAndSwap(int32(EntryAvail), int32(EntryDirty))
 }
 
 // needsUpdate reports whether a request should start a refresh now.
@@ -206,9 +190,6 @@ func (e *TableEntry) estimateSize() int64 {
 	}
 	return n
 }
-
-// Name is db.table.
-func (e *TableEntry) Name() string { return e.Database + "." + e.Table }
 
 func (e *TableEntry) String() string {
 	return fmt.Sprintf("%s.%s.%s(%s)", e.Tenant, e.Database, e.Table, e.State())

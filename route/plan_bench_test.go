@@ -72,7 +72,7 @@ func BenchmarkRouteDecision(b *testing.B) {
 				}
 				req.StmtRoute = StmtRoute{Stmt: sql, Facts: &f, Params: params, Database: "db", KeyBuf: &keyBuf, PartitionRoute: true}
 				rt, err := r.Plan(context.Background(), req, dst)
-				if err != nil || !rt.ToLeader {
+				if err != nil || !rt.FirstIsLeader() {
 					b.Fatalf("%+v %v", rt, err)
 				}
 				dst = rt.Addrs

@@ -276,7 +276,6 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		dst = append(dst, list[i].addr)
 	}
 	rt.Addrs = dst
-	rt.ToLeader = hasLeader && len(dst) > 0 && dst[0] == leader
 	if ex != nil {
 		p.explain(ex, policy, optimized, leaderFirst)
 	}

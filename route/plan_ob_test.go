@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func TestPlanStrongGoesToLeader(t *testing.T) {
 	sr, _ := stmt("SELECT * FROM orders WHERE id = 1")
 	for range 20 {
 		rt := plan(t, r, tc, sr)
-		if rt.Addrs[0] != "a2:1" || !rt.ToLeader || rt.Entry == nil || rt.Tablet == nil {
+		if rt.Addrs[0] != "a2:1" || !rt.FirstIsLeader() || rt.Entry == nil || rt.Tablet == nil {
 			t.Fatalf("got %+v, want the leader a2:1 first", rt)
 		}
 		if len(rt.Addrs) != 3 {
@@ -110,7 +111,7 @@ func TestPlanLeaderBlockedGoesLast(t *testing.T) {
 	r := NewRouter(blockSet{"a2:1": true})
 	sr, _ := stmt("UPDATE orders SET v = 1 WHERE id = 1")
 	rt := plan(t, r, tc, sr)
-	if rt.Addrs[len(rt.Addrs)-1] != "a2:1" || rt.ToLeader {
+	if rt.Addrs[len(rt.Addrs)-1] != "a2:1" || rt.FirstIsLeader() {
 		t.Fatalf("got %v, want the blocked leader last", rt.Addrs)
 	}
 }
@@ -347,5 +348,25 @@ func TestLocationCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 	if !left[names[len(names)-1]] || left[names[0]] {
 		t.Fatalf("entries left %v: want the most recent kept and the oldest evicted", left)
+	}
+}
+
+func TestPlanManyCandidates(t *testing.T) {
+	tc := newTestCluster(t, false)
+	var addrs []string
+	for i := range 2*maxStackCands + 3 {
+		addrs = append(addrs, "10.0.0."+strconv.Itoa(i)+":1")
+	}
+	tc.publishTenant(&TenantServers{Tenant: "t", Addrs: addrs, Fetched: time.Now()})
+	rt := plan(t, NewRouter(nil), tc, StmtRoute{})
+	if got := slices.Clone(rt.Addrs); len(got) != len(addrs) {
+		t.Fatalf("%d candidates, want %d", len(got), len(addrs))
+	} else {
+		slices.Sort(got)
+		want := slices.Clone(addrs)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("candidates %v", got)
+		}
 	}
 }

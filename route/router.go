@@ -71,13 +71,19 @@ type Route struct {
 
 	// What the plan routed by, for the session's feedback handling: the
 	// table entry (nil for the tenant server list), the tablet (nil when
-	// its partition was not known), whether Addrs[0] is its leader, the
-	// policy, and whether the statement is a weak read.
-	Entry    *TableEntry
-	Tablet   *TabletLocation
-	ToLeader bool
-	Policy   RoutePolicy
-	Weak     bool
+	// its partition was not known), the policy, and whether the statement
+	// is a weak read.
+	Entry  *TableEntry
+	Tablet *TabletLocation
+	Policy RoutePolicy
+	Weak   bool
+}
+
+// FirstIsLeader reports whether the first candidate is the leader of the
+// statement's tablet.
+func (rt *Route) FirstIsLeader() bool {
+	leader, ok := rt.Tablet.Leader()
+	return ok && len(rt.Addrs) > 0 && rt.Addrs[0] == leader
 }
 
 // Generational is an Availability that counts its changes: Generation
