@@ -95,6 +95,15 @@ func (b *serverConn) close() bool {
 	return true
 }
 
+// serverGoneLater is serverGone for a netpoll connection's hang-up event:
+// the poller must not wait for the session, so a pooled goroutine runs it.
+func (b *serverConn) serverGoneLater() {
+	if b.closed.Load() || b.peerGone.Load() {
+		return
+	}
+	npTasks.run(nil, b.serverGone)
+}
+
 // serverGone runs on the server watch's goroutine when the server closed
 // the connection.
 func (b *serverConn) serverGone() {
@@ -187,6 +196,13 @@ func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Dur
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if srv.poller != nil && srv.poller.serverConns {
+		if nc, err := attachServerNetpoll(conn.(*net.TCPConn)); err == nil {
+			conn = nc
+		} else {
+			srv.poller.boundsUnavailable(srv, err)
+		}
 	}
 	deadline := time.Now().Add(timeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {

@@ -7,23 +7,41 @@ import (
 // netpollClientIO runs a session's command phase on a netpoll connection.
 // netpoll reads ahead into its own buffers on the poller goroutine; Peek
 // and Next are zero-copy when the bytes sit in one buffer node, and Write
-// copies payloads up to 4 KiB and references larger ones until Flush.
-// Because the poller keeps reading, a client that pipelines statements
-// faster than the server answers them is buffered here without bound; the
-// net transport (the default) stops reading instead.
+// copies payloads up to 4 KiB and references larger ones until Flush. A
+// client that pipelines statements faster than its server answers them
+// is not read further once clientInputHigh bytes wait (rb), until its
+// session consumed them.
 //
 // netpoll never runs the close callbacks while an OnRequest call is in
 // progress, so buffers are not freed under a running command; Close from
 // another goroutine makes pending reads and Flush fail instead.
 type netpollClientIO struct {
 	conn netpoll.Connection
+	rb   *readBound // nil when netpoll's layout is not the expected one
 }
 
-func (c *netpollClientIO) Peek(n int) ([]byte, error) { return c.conn.Reader().Peek(n) }
+func (c *netpollClientIO) Peek(n int) ([]byte, error) {
+	r := c.conn.Reader()
+	if c.rb != nil && r.Len() < n {
+		c.rb.beforeWait(n)
+	}
+	return r.Peek(n)
+}
 
-func (c *netpollClientIO) Next(n int) ([]byte, error) { return c.conn.Reader().Next(n) }
+func (c *netpollClientIO) Next(n int) ([]byte, error) {
+	r := c.conn.Reader()
+	if c.rb != nil && r.Len() < n {
+		c.rb.beforeWait(n)
+	}
+	return r.Next(n)
+}
 
-func (c *netpollClientIO) Release() { _ = c.conn.Reader().Release() }
+func (c *netpollClientIO) Release() {
+	_ = c.conn.Reader().Release()
+	if c.rb != nil {
+		c.rb.afterConsume()
+	}
+}
 
 func (c *netpollClientIO) Buffered() int { return c.conn.Reader().Len() }
 

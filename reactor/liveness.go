@@ -65,6 +65,9 @@ type peeker struct {
 // peerClosed reports whether conn's peer closed or reset it, or sent
 // bytes (which nobody asked for while the session is idle).
 func (p *peeker) peerClosed(conn net.Conn) bool {
+	if nc, ok := conn.(*npServerConn); ok {
+		return nc.peerClosed()
+	}
 	if p.rc == nil {
 		sc, ok := conn.(syscall.Conn)
 		if !ok {

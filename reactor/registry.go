@@ -46,7 +46,9 @@ func (r *serverRegistry) add(be *serverConn, owner *Session) {
 	set.conns[be] = struct{}{}
 	set.mu.Unlock()
 	r.total.Add(1)
-	if r.watch != nil {
+	if nc, ok := be.conn.(*npServerConn); ok {
+		nc.setOnGone(be.serverGoneLater) // netpoll's hang-up event
+	} else if r.watch != nil {
 		r.watch.add(be)
 	}
 }

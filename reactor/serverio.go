@@ -8,11 +8,10 @@ import (
 
 // serverIO moves a logged-in server session's bytes: requests out,
 // response bytes in, and what liveness asks between statements. The
-// implementations below run on the session's net.Conn, read in bounded
-// pieces, so that TCP pushes back on a server whose client is slow; one on
-// netpoll would keep that bound explicitly (stop reading while the
-// client's output backlog is over a limit) and answer peerClosed from the
-// close events it gets.
+// implementations below run on the session's net.Conn: a plain socket
+// read in bounded pieces, so that TCP pushes back on a server whose client
+// is slow, or a netpoll connection (npServerConn), which keeps that bound
+// by pausing its reads and answers peerClosed from its close events.
 //
 // Only the goroutine running the owning client session's command calls
 // these methods. Closing the connection (serverConn.close, any goroutine)
@@ -53,7 +52,7 @@ func (p *plainServerIO) writeRequest(b []byte, _, _ bool) error {
 }
 
 func (p *plainServerIO) read(b []byte) (int, error) { return p.conn.Read(b) }
-func (p *plainServerIO) buffered() int              { return 0 }
+func (p *plainServerIO) buffered() int              { return connBuffered(p.conn) }
 func (p *plainServerIO) peerClosed() bool           { return p.peek.peerClosed(p.conn) }
 
 // ob20ServerIO frames requests as OB 2.0 (the first frame of each request
@@ -91,7 +90,7 @@ func (o *ob20ServerIO) writeRequest(p []byte, first, last bool) error {
 }
 
 func (o *ob20ServerIO) read(p []byte) (int, error) { return o.fr.Read(p) }
-func (o *ob20ServerIO) buffered() int              { return o.fr.Buffered() }
+func (o *ob20ServerIO) buffered() int              { return o.fr.Buffered() + connBuffered(o.conn) }
 func (o *ob20ServerIO) peerClosed() bool           { return o.peek.peerClosed(o.conn) }
 
 // compServerIO speaks the MySQL compressed protocol (OceanBase servers
@@ -111,8 +110,17 @@ func (c *compServerIO) writeRequest(p []byte, first, _ bool) error {
 }
 
 func (c *compServerIO) read(p []byte) (int, error) { return c.fr.Read(p) }
-func (c *compServerIO) buffered() int              { return c.fr.Buffered() }
+func (c *compServerIO) buffered() int              { return c.fr.Buffered() + connBuffered(c.conn) }
 func (c *compServerIO) peerClosed() bool           { return c.peek.peerClosed(c.conn) }
+
+// connBuffered is what conn received and nobody read yet: what a netpoll
+// connection holds in its input buffer (a net.Conn holds nothing).
+func connBuffered(conn net.Conn) int {
+	if c, ok := conn.(*npServerConn); ok {
+		return c.buffered()
+	}
+	return 0
+}
 
 // chunkPool lends framers the pooled response chunks (getChunk/putChunk).
 type chunkPool struct{}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
-	"golang.org/x/sys/unix"
 
 	"obgate/config"
 	"obgate/mysqlproto"
@@ -79,26 +78,19 @@ func (s *Session) runNetLoop() {
 // attachNetpoll hands the client's socket to netpoll. The accepted
 // connection is closed; a duplicate of its descriptor lives on.
 func (s *Session) attachNetpoll(tc *net.TCPConn) error {
-	rc, err := tc.SyscallConn()
+	conn, err := netpollFromTCP(tc)
 	if err != nil {
 		return err
 	}
-	fd, derr := -1, error(nil)
-	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return err
-	}
-	if derr != nil {
-		return derr
-	}
-	conn, err := netpoll.NewFDConnection(fd)
+	rb, err := newReadBound(conn, clientInputHigh, clientInputLow)
 	if err != nil {
-		_ = unix.Close(fd)
-		return err
+		rb = nil // unbounded, as netpoll is by itself; logged once per process
+		s.srv.poller.boundsUnavailable(s.srv, err)
 	}
 	_ = tc.Close()
 	_ = conn.SetReadTimeout(clientReadTimeout)
 	_ = conn.SetWriteTimeout(clientWriteTimeout)
-	s.client = &netpollClientIO{conn: conn}
+	s.client = &netpollClientIO{conn: conn, rb: rb}
 	s.wrapClientOB20()
 	s.clientCloser.Store(&closerRef{conn})
 	s.transportName.Store(s.client.Transport())
@@ -261,8 +253,22 @@ func (s *Session) userName() string {
 	return s.user
 }
 
-// pollerSet prepares netpoll once per process.
-type pollerSet struct{}
+// pollerSet prepares netpoll once per process. With it, client
+// connections join netpoll after their login, and server connections
+// (serverConns) join the same pollers when they are dialed.
+type pollerSet struct {
+	serverConns bool
+	warnOnce    sync.Once
+}
+
+// boundsUnavailable logs, once, that netpoll's reads cannot be bounded in
+// this build (see npinternals.go): server connections stay on net and
+// client input is not bounded.
+func (p *pollerSet) boundsUnavailable(srv *Server, err error) {
+	p.warnOnce.Do(func() {
+		srv.log.Warn("netpoll read bounds unavailable: server connections stay on net", "err", err)
+	})
+}
 
 var pollerOnce sync.Once
 
@@ -289,15 +295,15 @@ func newPollerSet(n int) (*pollerSet, error) {
 		netpoll.SetLoggerOutput(io.Discard)
 		err = netpoll.Configure(netpoll.Config{PollerNum: n})
 		if err == nil {
-			// A plain goroutine per burst of requests: gopool keeps no idle
-			// workers either, and its task wrapper allocates per request.
-			err = netpoll.DisableGopool()
+			// Callbacks run on obgate's pool: gopool keeps no idle workers
+			// and its task wrapper allocates per request.
+			netpoll.SetRunner(npTasks.run)
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reactor: configure netpoll: %w", err)
 	}
-	return &pollerSet{}, nil
+	return &pollerSet{serverConns: true}, nil
 }
 
 func (p *pollerSet) close() {}

@@ -7,11 +7,13 @@ import (
 )
 
 // LeakOptions are the goleak options for obgate tests: netpoll's pollers
-// are started once per process and live as long as it does, so they are
-// not leaks; extra options are appended.
+// are started once per process and live as long as it does, and so do the
+// idle workers of its task pool (parked in taskPool.work, waiting for a
+// task), so they are not leaks; extra options are appended.
 func LeakOptions(extra ...goleak.Option) []goleak.Option {
 	return append([]goleak.Option{
 		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+		goleak.IgnoreTopFunction("obgate/reactor.(*taskPool).work"),
 	}, extra...)
 }
 

@@ -1,0 +1,194 @@
+package reactor
+
+import (
+	"errors"
+	"net"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
+)
+
+// netpoll (v0.7.2, pinned in go.mod) has no way to stop reading a
+// connection: its poller reads whatever arrives, so a fast sender facing a
+// slow consumer fills memory without bound. obgate adds that bound from
+// outside, without a fork, through three things netpoll keeps unexported
+// but lays out plainly:
+//
+//   - each connection's *netpoll.FDOperator (an exported type), whose
+//     exported InputAck field the poller calls after every read: obgate
+//     wraps it to look at the input backlog right after it grew, on the
+//     poller goroutine;
+//   - the operator's epoll descriptor (its poll's fd), so that obgate can
+//     drop and restore EPOLLIN with EPOLL_CTL_MOD;
+//   - the operator's state word, the CAS lock the poller takes around each
+//     event of that operator; obgate takes it too while it swaps InputAck,
+//     so the poller never sees the swap half done.
+//
+// npLayout finds them by name and type once per process and refuses to
+// work (errNPLayout) if any is missing or changed, in which case server
+// connections stay on net and client input is not bounded; the tests fail
+// loudly on such a netpoll upgrade (TestNetpollLayout).
+
+// errNPLayout says this netpoll build does not have the expected layout.
+var errNPLayout = errors.New("reactor: netpoll internals are not as expected; read bounds unavailable")
+
+type npLayoutInfo struct {
+	ok          bool
+	connType    reflect.Type // *netpoll.connection
+	operatorOff uintptr      // connection.operator (*FDOperator)
+	stateOff    uintptr      // FDOperator.state (int32)
+	pollOff     uintptr      // FDOperator.poll (netpoll.Poll)
+	pollFDOff   uintptr      // defaultPoll.fd (int), in the poll's concrete type
+	pollType    reflect.Type // *netpoll.defaultPoll
+	localOff    uintptr      // connection.netFD.localAddr (net.Addr)
+	remoteOff   uintptr      // connection.netFD.remoteAddr (net.Addr)
+}
+
+var npLayout atomic.Pointer[npLayoutInfo]
+
+// learnNPLayout inspects conn, a connection netpoll made, and records the
+// layout; it runs once, on the first connection.
+func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
+	if l := npLayout.Load(); l != nil {
+		return l
+	}
+	l := &npLayoutInfo{}
+	defer npLayout.CompareAndSwap(nil, l)
+	ct := reflect.TypeOf(conn)
+	if ct.Kind() != reflect.Pointer || ct.Elem().Kind() != reflect.Struct {
+		return l
+	}
+	opField, ok := ct.Elem().FieldByName("operator")
+	if !ok || opField.Type != reflect.TypeOf((*netpoll.FDOperator)(nil)) {
+		return l
+	}
+	opType := reflect.TypeOf(netpoll.FDOperator{})
+	state, ok := opType.FieldByName("state")
+	if !ok || state.Type.Kind() != reflect.Int32 {
+		return l
+	}
+	poll, ok := opType.FieldByName("poll")
+	if !ok || poll.Type != reflect.TypeOf((*netpoll.Poll)(nil)).Elem() {
+		return l
+	}
+	op := *(**netpoll.FDOperator)(unsafe.Add(connPointer(conn), opField.Offset))
+	if op == nil {
+		return l
+	}
+	pv := reflect.ValueOf(op).Elem().FieldByIndex(poll.Index)
+	if pv.IsNil() || pv.Elem().Kind() != reflect.Pointer || pv.Elem().Elem().Kind() != reflect.Struct {
+		return l
+	}
+	pt := pv.Elem().Type()
+	fdField, ok := pt.Elem().FieldByName("fd")
+	if !ok || fdField.Type.Kind() != reflect.Int {
+		return l
+	}
+	addrType := reflect.TypeOf((*net.Addr)(nil)).Elem()
+	local, ok1 := ct.Elem().FieldByName("localAddr")
+	remote, ok2 := ct.Elem().FieldByName("remoteAddr")
+	if !ok1 || !ok2 || local.Type != addrType || remote.Type != addrType {
+		return l
+	}
+	*l = npLayoutInfo{ok: true, connType: ct, operatorOff: opField.Offset, stateOff: state.Offset,
+		pollOff: poll.Offset, pollFDOff: fdField.Offset, pollType: pt,
+		localOff: fieldOffset(ct.Elem(), local), remoteOff: fieldOffset(ct.Elem(), remote)}
+	return l
+}
+
+// fieldOffset is f's offset from the start of struct t, f possibly
+// promoted from embedded structs (FieldByName gives the offset within the
+// innermost one).
+func fieldOffset(t reflect.Type, f reflect.StructField) uintptr {
+	var off uintptr
+	for i := range f.Index {
+		sf := t.FieldByIndex(f.Index[:i+1])
+		off += sf.Offset
+	}
+	return off
+}
+
+// setNPAddrs gives a connection made by netpoll.NewFDConnection the
+// addresses of its socket: netpoll leaves them nil there, and formats the
+// remote address into its timeout errors (a nil one panics). Call it
+// before the connection is used.
+func setNPAddrs(conn netpoll.Connection, local, remote net.Addr) error {
+	l := learnNPLayout(conn)
+	if !l.ok || reflect.TypeOf(conn) != l.connType {
+		return errNPLayout
+	}
+	p := connPointer(conn)
+	*(*net.Addr)(unsafe.Add(p, l.localOff)) = local
+	*(*net.Addr)(unsafe.Add(p, l.remoteOff)) = remote
+	return nil
+}
+
+// connPointer is the address of the struct behind a netpoll connection.
+func connPointer(conn netpoll.Connection) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&conn))[1]
+}
+
+// npHandle reaches one connection's operator and epoll set.
+type npHandle struct {
+	op   *netpoll.FDOperator
+	epfd int
+	fd   int
+}
+
+// npHandleOf returns conn's handle, or errNPLayout.
+func npHandleOf(conn netpoll.Connection) (npHandle, error) {
+	l := learnNPLayout(conn)
+	if !l.ok || reflect.TypeOf(conn) != l.connType {
+		return npHandle{}, errNPLayout
+	}
+	op := *(**netpoll.FDOperator)(unsafe.Add(connPointer(conn), l.operatorOff))
+	if op == nil {
+		return npHandle{}, errNPLayout
+	}
+	pv := reflect.ValueOf(op).Elem().FieldByName("poll")
+	if pv.IsNil() || pv.Elem().Type() != l.pollType {
+		return npHandle{}, errNPLayout
+	}
+	epfd := int(pv.Elem().Elem().FieldByName("fd").Int())
+	return npHandle{op: op, epfd: epfd, fd: op.FD}, nil
+}
+
+// lockOperator takes the operator's event lock (state 1 → 2) as the
+// poller does before it handles an event, spinning while the poller holds
+// it; unlockOperator gives it back. Between the two the poller skips the
+// operator's events (epoll is level-triggered, so none is lost).
+func (h npHandle) lockOperator() bool {
+	st := (*int32)(unsafe.Add(unsafe.Pointer(h.op), npLayout.Load().stateOff))
+	for i := 0; ; i++ {
+		if atomic.CompareAndSwapInt32(st, 1, 2) {
+			return true
+		}
+		if v := atomic.LoadInt32(st); v != 2 || i > 1<<20 {
+			return false // not in use (being freed), or stuck
+		}
+	}
+}
+
+func (h npHandle) unlockOperator() {
+	st := (*int32)(unsafe.Add(unsafe.Pointer(h.op), npLayout.Load().stateOff))
+	atomic.StoreInt32(st, 1)
+}
+
+// setEvents changes what epoll reports for the connection, keeping the
+// event data netpoll registered (see epollData).
+func (h npHandle) setEvents(events uint32) error {
+	ev := unix.EpollEvent{Events: events}
+	h.epollData(&ev)
+	return unix.EpollCtl(h.epfd, unix.EPOLL_CTL_MOD, h.fd, &ev)
+}
+
+// The events netpoll registers a connection with, and the same without
+// EPOLLIN (errors are always reported; a peer's hang-up is noticed once
+// reading resumes, so that the data before it is read first).
+const (
+	npReadEvents   = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLERR
+	npPausedEvents = unix.EPOLLERR
+)

@@ -1,0 +1,170 @@
+package reactor
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+
+	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
+)
+
+// npServerConn is a server connection on netpoll, in the same pollers as
+// the clients: the poller reads the server's answer into the connection's
+// buffer and wakes the command waiting for it, so one event loop serves a
+// statement end to end, and a server that closes an idle session is known
+// from the hang-up event (onGone), with no system call per statement. Its
+// input is bounded (readBound): with a slow client the server is paused
+// through TCP.
+//
+// It is a net.Conn, so the login, the framers and the relay use it as
+// they use a plain socket. Read and Write belong to the goroutine running
+// the owning session's command. Close may come from any goroutine (KILL,
+// a client that hung up, the idle sweeper) while that goroutine is inside
+// Read or Write: netpoll v0.7.2 frees a connection's buffers at Close, so
+// Close only shuts the socket down, which wakes the reader and the writer
+// with an error, and the last of them to leave closes the netpoll
+// connection (busy counts them).
+type npServerConn struct {
+	netpoll.Connection
+	rb *readBound
+	fd int
+	// busy counts Read and Write calls in progress; npClosing is set by
+	// Close, npClosed by whoever closes the netpoll connection.
+	busy   atomic.Int32
+	onGone atomic.Pointer[func()]
+}
+
+const (
+	npClosing = 1 << 30
+	npClosed  = 1 << 29
+)
+
+// attachServerNetpoll moves a dialed server socket onto netpoll. tc is
+// closed when it returns without error (a duplicate of its descriptor
+// lives on in the netpoll connection); on error tc is untouched.
+func attachServerNetpoll(tc *net.TCPConn) (*npServerConn, error) {
+	conn, err := netpollFromTCP(tc)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := newReadBound(conn, serverInputHigh, serverInputLow)
+	if err != nil {
+		_ = conn.Close() // closes the duplicate only
+		return nil, err
+	}
+	c := &npServerConn{Connection: conn, rb: rb, fd: rb.h.fd}
+	if d, ok := conn.(interface {
+		SetOnDisconnect(netpoll.OnDisconnect) error
+	}); ok {
+		_ = d.SetOnDisconnect(c.disconnected)
+	}
+	_ = tc.Close()
+	return c, nil
+}
+
+// netpollFromTCP duplicates tc's descriptor into a new netpoll connection
+// that knows its addresses; tc stays open.
+func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	conn, err := netpoll.NewFDConnection(fd)
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, err
+	}
+	if err := setNPAddrs(conn, tc.LocalAddr(), tc.RemoteAddr()); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// setOnGone sets what runs when the server hangs up (on the poller
+// goroutine: it must not block).
+func (c *npServerConn) setOnGone(f func()) { c.onGone.Store(&f) }
+
+func (c *npServerConn) disconnected(context.Context, netpoll.Connection) {
+	if f := c.onGone.Load(); f != nil {
+		(*f)()
+	}
+}
+
+func (c *npServerConn) enter() bool {
+	if c.busy.Add(1)&(npClosing|npClosed) != 0 {
+		c.exit()
+		return false
+	}
+	return true
+}
+
+func (c *npServerConn) exit() {
+	if c.busy.Add(-1) == npClosing {
+		c.closeNetpoll()
+	}
+}
+
+// closeNetpoll closes the netpoll connection once.
+func (c *npServerConn) closeNetpoll() {
+	if c.busy.CompareAndSwap(npClosing, npClosing|npClosed) {
+		_ = c.Connection.Close()
+	}
+}
+
+func (c *npServerConn) Read(p []byte) (int, error) {
+	if !c.enter() {
+		return 0, net.ErrClosed
+	}
+	defer c.exit()
+	if c.Connection.Reader().Len() == 0 {
+		c.rb.beforeWait(1)
+	}
+	n, err := c.Connection.Read(p)
+	c.rb.afterConsume()
+	return n, err
+}
+
+func (c *npServerConn) Write(p []byte) (int, error) {
+	if !c.enter() {
+		return 0, net.ErrClosed
+	}
+	defer c.exit()
+	return c.Connection.Write(p)
+}
+
+// Close shuts the socket down and closes the netpoll connection now, or
+// when the Read or Write in progress returns. Any goroutine.
+func (c *npServerConn) Close() error {
+	for {
+		old := c.busy.Load()
+		if old&npClosing != 0 {
+			return nil
+		}
+		if c.busy.CompareAndSwap(old, old|npClosing) {
+			if old == 0 {
+				c.closeNetpoll()
+			} else {
+				_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+			}
+			return nil
+		}
+	}
+}
+
+// peerClosed reports, without a system call, whether the server hung up
+// or sent bytes outside a response.
+func (c *npServerConn) peerClosed() bool {
+	return !c.Connection.IsActive() || c.Connection.Reader().Len() > 0
+}
+
+// buffered is what the server sent that nobody read yet.
+func (c *npServerConn) buffered() int { return c.Connection.Reader().Len() }
