@@ -49,7 +49,7 @@ test: deps build
 	$(GO) test -count=1 -timeout 10m ./reactor/ ./mysqlproto/
 
 bench: deps build
-	$(GO) run ./bench/cmd/sysbench-suite --target obgate-netpoll=-o,client_io_mode=netpoll
+	$(GO) run ./bench/cmd/sysbench-suite --target obgate-net=-o,client_io_mode=net
 	$(GO) run ./bench/cmd/memory-suite
 	$(GO) run ./bench/cmd/gobench
 	$(GO) run ./bench/cmd/routing-suite

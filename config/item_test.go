@@ -136,7 +136,7 @@ func TestRequiredItems(t *testing.T) {
 		"enable_ob_protocol_v2":               {"true", false},
 		"syslog_level":                        {"WDIAG", false},
 		"server_tcp_keepcnt":                  {"5", false},
-		"client_io_mode":                      {"net", true},
+		"client_io_mode":                      {"netpoll", true},
 		"client_handshake_timeout":            {"10s", false},
 		"enable_client_ssl":                   {"false", true},
 		"max_packet_size":                     {"1GB", false},

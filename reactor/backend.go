@@ -198,11 +198,12 @@ func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Dur
 		return nil, nil, nil, err
 	}
 	if srv.poller != nil && srv.poller.serverConns {
-		if nc, err := attachServerNetpoll(conn.(*net.TCPConn)); err == nil {
-			conn = nc
-		} else {
-			srv.poller.boundsUnavailable(srv, err)
+		nc, err := attachServerNetpoll(conn.(*net.TCPConn))
+		if err != nil {
+			conn.Close()
+			return nil, nil, nil, err
 		}
+		conn = nc
 	}
 	deadline := time.Now().Add(timeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {

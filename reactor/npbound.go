@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -20,6 +21,9 @@ const (
 	clientInputHigh = 4 * chunkSize
 	clientInputLow  = chunkSize
 )
+
+// errNPGone says a connection was closed while it joined netpoll.
+var errNPGone = errors.New("reactor: connection closed while joining netpoll")
 
 // readBoundPauses counts pauses, for tests and the read_pauses metric.
 var readBoundPauses atomic.Uint64
@@ -61,7 +65,7 @@ func newReadBound(conn netpoll.Connection, high, low int) (*readBound, error) {
 	}
 	rb := &readBound{h: h, in: conn.Reader(), high: high, low: low}
 	if !h.lockOperator() {
-		return nil, errNPLayout
+		return nil, errNPGone
 	}
 	rb.ack = h.op.InputAck
 	h.op.InputAck = rb.inputAck

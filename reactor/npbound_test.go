@@ -20,7 +20,7 @@ func TestNetpollLayout(t *testing.T) {
 		t.Fatalf("attach: %v", err)
 	}
 	defer nc.Close()
-	if !npLayout.Load().ok {
+	if !npLayout.Load().ok || !probeNPLayout() {
 		t.Fatal("layout not recognised")
 	}
 }

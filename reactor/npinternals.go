@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -126,6 +127,25 @@ func setNPAddrs(conn netpoll.Connection, local, remote net.Addr) error {
 	return nil
 }
 
+// probeNPLayout learns the layout from a connection over a socket pair
+// before any real connection joins netpoll, so that a mismatch is known
+// up front (a connection that failed half way through joining could have
+// lost bytes to netpoll already).
+func probeNPLayout() bool {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fds[1])
+	conn, err := netpoll.NewFDConnection(fds[0])
+	if err != nil {
+		unix.Close(fds[0])
+		return false
+	}
+	defer conn.Close()
+	return learnNPLayout(conn).ok
+}
+
 // connPointer is the address of the struct behind a netpoll connection.
 func connPointer(conn netpoll.Connection) unsafe.Pointer {
 	return (*[2]unsafe.Pointer)(unsafe.Pointer(&conn))[1]
@@ -162,12 +182,15 @@ func npHandleOf(conn netpoll.Connection) (npHandle, error) {
 // operator's events (epoll is level-triggered, so none is lost).
 func (h npHandle) lockOperator() bool {
 	st := (*int32)(unsafe.Add(unsafe.Pointer(h.op), npLayout.Load().stateOff))
-	for i := 0; ; i++ {
+	for {
 		if atomic.CompareAndSwapInt32(st, 1, 2) {
 			return true
 		}
-		if v := atomic.LoadInt32(st); v != 2 || i > 1<<20 {
-			return false // not in use (being freed), or stuck
+		switch atomic.LoadInt32(st) {
+		case 0:
+			return false // not in use: the operator is being freed
+		case 2:
+			runtime.Gosched() // the poller is handling an event of it
 		}
 	}
 }

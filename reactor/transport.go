@@ -82,10 +82,14 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	if err != nil {
 		return err
 	}
-	rb, err := newReadBound(conn, clientInputHigh, clientInputLow)
-	if err != nil {
-		rb = nil // unbounded, as netpoll is by itself; logged once per process
-		s.srv.poller.boundsUnavailable(s.srv, err)
+	var rb *readBound
+	if s.srv.poller.serverConns {
+		if rb, err = newReadBound(conn, clientInputHigh, clientInputLow); err != nil {
+			_ = conn.Close() // closes the duplicate only
+			return err
+		}
+	} else {
+		s.srv.poller.boundsUnavailable(s.srv, errNPLayout)
 	}
 	_ = tc.Close()
 	_ = conn.SetReadTimeout(clientReadTimeout)
@@ -255,7 +259,9 @@ func (s *Session) userName() string {
 
 // pollerSet prepares netpoll once per process. With it, client
 // connections join netpoll after their login, and server connections
-// (serverConns) join the same pollers when they are dialed.
+// join the same pollers when they are dialed. serverConns says that
+// netpoll's reads can be bounded (probeNPLayout): without that, server
+// connections stay on net and client input is unbounded.
 type pollerSet struct {
 	serverConns bool
 	warnOnce    sync.Once
@@ -287,13 +293,22 @@ func pollerCount(cfg *config.Config) int {
 	return n
 }
 
+// npBufferSize is the size netpoll gives a connection's first input and
+// output buffer nodes (netpoll's default is 8 KiB each).
+const npBufferSize = 512
+
 // newPollerSet configures netpoll with n pollers, once per process (the
 // first server's count holds for the process).
 func newPollerSet(n int) (*pollerSet, error) {
 	var err error
 	pollerOnce.Do(func() {
 		netpoll.SetLoggerOutput(io.Discard)
-		err = netpoll.Configure(netpoll.Config{PollerNum: n})
+		// Buffers start small: an idle connection keeps its first input
+		// and output nodes, and a statement's packets are mostly a few
+		// hundred bytes; input reads grow (doubling) for large answers
+		// and drop back when those are consumed.
+		netpoll.LinkBufferCap = npBufferSize
+		err = netpoll.Configure(netpoll.Config{PollerNum: n, BufferSize: npBufferSize})
 		if err == nil {
 			// Callbacks run on obgate's pool: gopool keeps no idle workers
 			// and its task wrapper allocates per request.
@@ -303,7 +318,7 @@ func newPollerSet(n int) (*pollerSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reactor: configure netpoll: %w", err)
 	}
-	return &pollerSet{serverConns: true}, nil
+	return &pollerSet{serverConns: probeNPLayout()}, nil
 }
 
 func (p *pollerSet) close() {}
