@@ -91,10 +91,12 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	if d := s.side.answerTimeout(); d > 0 {
 		_ = s.backend.conn.SetReadDeadline(time.Now().Add(d))
 	}
-	buf := getChunk(chunkSize)
-	defer func() { putChunk(buf) }()
+	// A view of the server connection's buffer when nothing rewrites the
+	// answer in place (mysql routing mode), else a chunk.
+	win := newRespWindow(s.backend, s.ob == nil)
+	defer func() { win.close() }()
 	var written int64
-	end, dec := 0, 0 // buf[:end] read from the server; buf[:dec] decided
+	dec := 0 // win.buf[:dec] decided
 	serverFail := func(err error) error {
 		if written == 0 {
 			return s.side.brokeBeforeAnswer(err)
@@ -111,7 +113,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 			}
 			return nil
 		}
-		if err := s.client.Write(buf[:dec]); err != nil {
+		if err := s.client.Write(win.buf[:dec]); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
 		flushFn := s.client.FlushMore
@@ -123,17 +125,17 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 		}
 		s.releaseKept() // part of the answer is the client's now
 		written += int64(dec)
-		end = copy(buf, buf[dec:end])
+		win.consumed(dec)
 		dec = 0
 		return nil
 	}
 	for {
-		n, ev := sc.Scan(buf[dec:end])
+		n, ev := sc.Scan(win.buf[dec:win.end])
 		dec += n
 		switch ev {
 		case mysqlproto.ScanNeedMore:
 			if sc.Done() {
-				if dec != end {
+				if dec != win.end {
 					return written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
 				}
 				if err := s.backend.finishResponse(); err != nil {
@@ -143,7 +145,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 					s.backend.close()
 				}
 				if written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
-					s.heldERR = append(s.heldERR[:0], buf[:dec]...)
+					s.heldERR = append(s.heldERR[:0], win.buf[:dec]...)
 					return 0, errRetryableERR
 				}
 				return written, flush(true)
@@ -151,26 +153,17 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 			if err := flush(false); err != nil {
 				return written, err
 			}
-			if want := sc.Want(); want > len(buf) {
-				nb := getChunk(want)
-				copy(nb, buf[:end])
-				putChunk(buf)
-				buf = nb
-			} else if end == len(buf) && len(buf) > chunkSize {
-				// A large inspected packet has gone through; shrink back.
-				nb := getChunk(chunkSize)
-				end = copy(nb, buf[:end])
-				putChunk(buf)
-				buf = nb
-			}
-			k, err := s.backend.read(buf[end:])
+			k, err := win.fill(s.backend, sc.Want())
 			if k == 0 && err != nil {
 				return written, serverFail(err)
 			}
-			end += k
 			s.srv.metrics.bytesFromServer.Add(k)
 		case mysqlproto.ScanTerminator:
-			buf, dec, end = s.side.terminator(buf, dec, end)
+			if win.np == nil {
+				win.buf, dec, win.end = s.side.terminator(win.buf, dec, win.end)
+			} else {
+				s.side.terminator(win.buf, dec, win.end) // mysql side: reads only
+			}
 		case mysqlproto.ScanPrepared:
 			s.side.prepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
@@ -178,7 +171,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				return written, err
 			}
 			s.releaseKept()
-			if end != 0 {
+			if win.end != 0 {
 				return written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
 			}
 			if err := s.relayUpload(); err != nil {

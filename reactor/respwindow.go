@@ -1,0 +1,101 @@
+package reactor
+
+import (
+	"github.com/cloudwego/netpoll"
+)
+
+// respWindow holds the part of a server's answer that relayResponse has
+// received and not yet handed to the client, as one contiguous slice
+// (buf[:end]). Two kinds:
+//
+//   - a pooled chunk that the server's bytes are read into (every
+//     serverIO, and the only kind that may be rewritten in place, as
+//     OceanBase's terminators are);
+//   - a view of a netpoll server connection's input buffer (mysql routing
+//     mode, plain MySQL framing): the answer goes from the buffer the
+//     poller read it into to the client's output without a copy of
+//     obgate's own; netpoll copies packets of up to 4 KiB into the
+//     client's buffer and references larger ones until the Flush, and the
+//     bytes are released only after that Flush returned.
+//
+// The goroutine running the session's command owns it from newRespWindow
+// to close.
+type respWindow struct {
+	buf []byte
+	end int // buf[:end] holds received bytes
+
+	np *npServerConn  // view mode; nil for a chunk
+	in netpoll.Reader // np's input buffer
+}
+
+// newRespWindow opens a window on be's answer: a view when be is a plain
+// netpoll server connection and the side never rewrites terminators,
+// else a chunk. A view holds the connection (npServerConn.enter), so a
+// Close from another goroutine only shuts it down until close.
+func newRespWindow(be *serverConn, view bool) respWindow {
+	if nc, ok := be.conn.(*npServerConn); ok && view && be.ob20 == nil && be.comp == nil && nc.enter() {
+		return respWindow{np: nc, in: nc.Connection.Reader()}
+	}
+	return respWindow{buf: getChunk(chunkSize)}
+}
+
+func (w *respWindow) close() {
+	if w.np != nil {
+		w.np.exit()
+		return
+	}
+	putChunk(w.buf)
+}
+
+// fill waits for more of the answer: at least one more byte, and at least
+// want bytes in all. It returns how many bytes arrived.
+func (w *respWindow) fill(be *serverConn, want int) (int, error) {
+	if w.np == nil {
+		if want > len(w.buf) {
+			nb := getChunk(want)
+			copy(nb, w.buf[:w.end])
+			putChunk(w.buf)
+			w.buf = nb
+		} else if w.end == len(w.buf) && len(w.buf) > chunkSize {
+			// A large inspected packet has gone through; shrink back.
+			nb := getChunk(chunkSize)
+			w.end = copy(nb, w.buf[:w.end])
+			putChunk(w.buf)
+			w.buf = nb
+		}
+		k, err := be.read(w.buf[w.end:])
+		w.end += k
+		return k, err
+	}
+	n := max(want, w.end+1)
+	if w.in.Len() < n {
+		w.np.rb.beforeWait(n)
+	}
+	// Up to chunkSize beyond what is needed: a view over many buffer
+	// nodes is copied into one by netpoll.
+	p, err := w.in.Peek(max(n, min(w.in.Len(), w.end+chunkSize)))
+	if err != nil {
+		return 0, err
+	}
+	k := len(p) - w.end
+	w.buf, w.end = p, len(p)
+	return k, nil
+}
+
+// consumed drops the first n bytes, which the client's connection has
+// taken (its Flush returned).
+func (w *respWindow) consumed(n int) {
+	if w.np == nil {
+		w.end = copy(w.buf, w.buf[n:w.end])
+		return
+	}
+	rest := w.end - n
+	_ = w.in.Skip(n)
+	_ = w.in.Release()
+	w.np.rb.afterConsume()
+	w.buf, w.end = nil, 0
+	if rest > 0 {
+		w.buf, _ = w.in.Peek(rest) // buffered already: no wait
+		w.end = len(w.buf)
+	}
+}
