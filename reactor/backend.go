@@ -98,10 +98,10 @@ func (b *serverConn) close() bool {
 // serverGoneLater is serverGone for a netpoll connection's hang-up event:
 // the poller must not wait for the session, so a pooled goroutine runs it.
 func (b *serverConn) serverGoneLater() {
-	if b.closed.Load() || b.peerGone.Load() {
+	if b.closed.Load() || b.peerGone.Load() || b.owner == nil {
 		return
 	}
-	npTasks.run(nil, b.serverGone)
+	npTasks.run(nil, func() { b.owner.srv.guarded(panicServerWatch, b.owner.id, b.serverGone) })
 }
 
 // serverGone runs on the server watch's goroutine when the server closed

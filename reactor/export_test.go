@@ -3,3 +3,7 @@ package reactor
 // PeekIdleAfter is peekIdleAfter, for tests that must let a server session
 // become idle long enough to be peeked at.
 const PeekIdleAfter = peekIdleAfter
+
+// ReadBoundPauses counts the times netpoll connections stopped being read
+// because their input backlog reached its bound.
+func ReadBoundPauses() uint64 { return readBoundPauses.Load() }

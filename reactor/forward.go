@@ -150,6 +150,10 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				}
 				return written, flush(true)
 			}
+			if k, ok := win.more(); ok {
+				s.srv.metrics.bytesFromServer.Add(k)
+				continue
+			}
 			if err := flush(false); err != nil {
 				return written, err
 			}

@@ -70,16 +70,36 @@ func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 	n := max(want, w.end+1)
 	if w.in.Len() < n {
 		w.np.rb.beforeWait(n)
+		if _, err := w.in.Peek(n); err != nil {
+			return 0, err
+		}
 	}
-	// Up to chunkSize beyond what is needed: a view over many buffer
-	// nodes is copied into one by netpoll.
-	p, err := w.in.Peek(max(n, min(w.in.Len(), w.end+chunkSize)))
-	if err != nil {
-		return 0, err
-	}
+	return w.view(n), nil
+}
+
+// view points buf at the buffered answer, at least n bytes and, as far as
+// buffered, up to maxView; it returns how many bytes it added.
+func (w *respWindow) view(n int) int {
+	// A view over several buffer nodes is copied into one by netpoll, so
+	// it is capped.
+	p, _ := w.in.Peek(max(n, min(w.in.Len(), maxView)))
 	k := len(p) - w.end
 	w.buf, w.end = p, len(p)
-	return k, nil
+	return k
+}
+
+// maxView bounds a view of a netpoll input buffer.
+const maxView = 4 * chunkSize
+
+// more extends a view, without waiting, over bytes that arrived after it
+// was taken, so that an answer the poller read in two pieces still goes
+// to the client in one write; it reports whether it did. A chunk never
+// grows this way (it is refilled by fill).
+func (w *respWindow) more() (int, bool) {
+	if w.np == nil || w.end >= maxView || w.in.Len() <= w.end {
+		return 0, false
+	}
+	return w.view(w.end), true
 }
 
 // consumed drops the first n bytes, which the client's connection has

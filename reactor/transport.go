@@ -322,3 +322,4 @@ func newPollerSet(n int) (*pollerSet, error) {
 }
 
 func (p *pollerSet) close() {}
+
