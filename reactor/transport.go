@@ -322,4 +322,3 @@ func newPollerSet(n int) (*pollerSet, error) {
 }
 
 func (p *pollerSet) close() {}
-
