@@ -13,11 +13,12 @@ import (
 	"obgate/route"
 )
 
-// serverConn is one connection to a server (a "server session"). It is a
-// plain net.Conn read in bounded chunks: obgate reads from a server only
-// while it can write to the client, so TCP pushes back on the server when
-// a client is slow. After the login its bytes move through a serverIO
-// (serverio.go) chosen by how the login left the connection.
+// serverConn is one connection to a server (a "server session"): a plain
+// net.Conn read in bounded chunks (client_io_mode=net), or a netpoll
+// connection in the client pollers whose input is bounded
+// (npServerConn); either way TCP pushes back on the server when a client
+// is slow. After the login its bytes move through a serverIO (serverio.go)
+// chosen by how the login left the connection.
 //
 // The goroutine running the owning session's command uses it; close may be
 // called from any goroutine to interrupt that command.

@@ -8,14 +8,16 @@
 // A connection's login runs on its own goroutine with plain net I/O. Then
 // the session moves to its command-phase transport (client_io_mode):
 //
-//	transport  who runs a command                       idle cost
-//	net, tls   the session's own goroutine (default)     one goroutine
-//	netpoll    netpoll's OnRequest task (a new goroutine) no goroutine
+//	transport  who runs a command                         idle cost
+//	netpoll    netpoll's OnRequest task, on a pooled       no goroutine
+//	           goroutine (taskPool; the default)
+//	net, tls   the session's own goroutine                 one goroutine
 //
 // netpoll mapping:
 //
 //	netpoll callback   session method     may run concurrently with
 //	OnRequest          onRequest          KILL / shutdown (requestClose)
+//	OnDisconnect       onClientGone       onRequest (closes sockets only)
 //	CloseCallback      onNetpollClose     requestClose; never onRequest
 //
 // netpoll serialises OnRequest calls of one connection and runs the close
@@ -24,10 +26,18 @@
 // the only writer of the client connection, so there is never more than
 // one writer per connection and never a write after the buffers are freed.
 //
-// Server connections are plain net.Conns read in bounded chunks by the
-// goroutine running the command: obgate reads from a server only while it
-// can write to the client, so a slow client slows the server through TCP
-// instead of filling obgate's memory.
+// Server connections follow their client's transport. With netpoll they
+// join the same pollers (npServerConn): the poller reads a server's answer
+// and wakes the command waiting for it, which relays it from the
+// connection's buffer (respWindow); the server's hang-up event marks an
+// idle server session gone. netpoll reads without limit, so obgate bounds
+// every netpoll connection's input from outside (readBound): the poller
+// stops reading a connection whose backlog reached its high-water mark,
+// and the consumer lets it read again below the low-water mark, so a slow
+// client slows its server through TCP and a pipelining client is not read
+// ahead of its session. With net, server connections are plain net.Conns
+// read in bounded chunks by the goroutine running the command, only while
+// it can write to the client.
 //
 // # Closing
 //
