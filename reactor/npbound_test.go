@@ -29,14 +29,7 @@ func TestNetpollLayout(t *testing.T) {
 // fills obgate's input buffer up to the bound only; the rest waits in
 // TCP, and reading on resumes the flow until everything arrived.
 func TestServerConnBounded(t *testing.T) {
-	if _, err := newPollerSet(1); err != nil {
-		t.Fatal(err)
-	}
-	a, b := tcpPair(t)
-	nc, err := attachServerNetpoll(a.(*net.TCPConn))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, b := attachedPair(t)
 	defer nc.Close()
 	const total = 64 << 20
 	done := make(chan error, 1)
@@ -73,15 +66,7 @@ func TestServerConnBounded(t *testing.T) {
 // TestServerConnCloseDuringRead: Close from another goroutine wakes a
 // blocked Read with an error and closes the connection once.
 func TestServerConnCloseDuringRead(t *testing.T) {
-	if _, err := newPollerSet(1); err != nil {
-		t.Fatal(err)
-	}
-	a, b := tcpPair(t)
-	defer b.Close()
-	nc, err := attachServerNetpoll(a.(*net.TCPConn))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, _ := attachedPair(t)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := nc.Read(make([]byte, 10))
@@ -109,18 +94,10 @@ func TestServerConnCloseDuringRead(t *testing.T) {
 // from a descriptor ends the read with a timeout (netpoll formats the
 // remote address into that error; without one it panicked).
 func TestServerConnReadTimeout(t *testing.T) {
-	if _, err := newPollerSet(1); err != nil {
-		t.Fatal(err)
-	}
-	a, b := tcpPair(t)
-	defer b.Close()
-	nc, err := attachServerNetpoll(a.(*net.TCPConn))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, b := attachedPair(t)
 	defer nc.Close()
 	_ = nc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	_, err = nc.Read(make([]byte, 8))
+	_, err := nc.Read(make([]byte, 8))
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("read past its deadline: %v, want a timeout", err)
@@ -128,4 +105,19 @@ func TestServerConnReadTimeout(t *testing.T) {
 	if nc.RemoteAddr().String() != b.LocalAddr().String() {
 		t.Fatalf("remote address %v, want %v", nc.RemoteAddr(), b.LocalAddr())
 	}
+}
+
+// attachedPair returns a loopback connection whose first end is on
+// netpoll as a server connection, and its plain other end.
+func attachedPair(t *testing.T) (*npServerConn, net.Conn) {
+	t.Helper()
+	if _, err := newPollerSet(1); err != nil {
+		t.Fatal(err)
+	}
+	a, b := tcpPair(t)
+	nc, err := attachServerNetpoll(a.(*net.TCPConn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, b
 }
