@@ -33,8 +33,10 @@ func newTaskPool(maxIdle int) *taskPool {
 }
 
 // npTasks is the process's netpoll runner (netpoll is configured once per
-// process); it keeps a few idle workers per CPU.
-var npTasks = newTaskPool(max(16, 4*runtime.GOMAXPROCS(0)))
+// process); it keeps two idle workers per CPU, at least four: enough for
+// the hand-overs of a busy poller, few enough that the goroutines a burst
+// leaves behind stay within what a leak check tolerates.
+var npTasks = newTaskPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
 // run hands f to an idle worker or starts one; it never blocks. It has
 // netpoll's runner signature; the context is not used.
