@@ -9,7 +9,9 @@ import (
 )
 
 // serverWatch learns that a server closed a connection without a syscall
-// per statement: every server session's socket joins one epoll set that
+// per statement, for server sessions on net (client_io_mode=net; a
+// netpoll server connection reports its hang-up itself, see
+// npServerConn): every such server session's socket joins one epoll set that
 // asks only for the peer's hang-up (EPOLLRDHUP, edge-triggered; errors and
 // hang-ups are always reported), so the set stays silent while requests
 // and answers flow and speaks once when a server closes a session (its
