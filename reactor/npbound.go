@@ -25,7 +25,8 @@ const (
 // errNPGone says a connection was closed while it joined netpoll.
 var errNPGone = errors.New("reactor: connection closed while joining netpoll")
 
-// readBoundPauses counts pauses, for tests and the read_pauses metric.
+// readBoundPauses counts the pauses of every netpoll connection (tests
+// read it).
 var readBoundPauses atomic.Uint64
 
 // readBound stops netpoll from reading a connection while its input
