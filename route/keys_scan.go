@@ -254,25 +254,16 @@ func (st *calcState) tableFactor() {
 		st.fail(HowStatement)
 		return
 	}
-	var db []byte
-	name := st.text()
-	st.next()
-	if st.punct('.') {
-		st.next()
-		if st.tok.kind != tWord && st.tok.kind != tQuoted {
-			st.fail(HowStatement)
-			return
-		}
-		db, name = name, st.text()
-		st.next()
+	db, name, ok := st.tableName()
+	if !ok {
+		return
 	}
 	if st.punct('(') { // a table function: JSON_TABLE(...)
 		st.skipParens()
 		st.readAlias()
 		return
 	}
-	match := foldEqual(name, st.table.Name) &&
-		(db == nil || len(st.table.DB) == 0 || foldEqual(db, st.table.DB))
+	match := st.isTarget(db, name)
 	st.partitionClause(match)
 	alias := st.readAlias()
 	st.partitionClause(match)

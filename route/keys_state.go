@@ -95,6 +95,31 @@ func (st *calcState) isKW(k kw) bool { return st.tok.kind == tWord && st.tok.kw 
 // punct reports whether the current token is the byte c.
 func (st *calcState) punct(c byte) bool { return st.tok.kind == tPunct && st.tok.c == c }
 
+// tableName reads [db.]name from the current token, which the caller has
+// found can start a name. ok is false, and the state failed, when a dot
+// is not followed by a name.
+func (st *calcState) tableName() (db, name []byte, ok bool) {
+	name = st.text()
+	st.next()
+	if st.punct('.') {
+		st.next()
+		if st.tok.kind != tWord && st.tok.kind != tQuoted {
+			st.fail(HowStatement)
+			return nil, nil, false
+		}
+		db, name = name, st.text()
+		st.next()
+	}
+	return db, name, true
+}
+
+// isTarget reports whether [db.]name is the table being routed (an
+// unqualified name, or a target without a database, matches any
+// database).
+func (st *calcState) isTarget(db, name []byte) bool {
+	return foldEqual(name, st.table.Name) && (db == nil || len(st.table.DB) == 0 || foldEqual(db, st.table.DB))
+}
+
 // rawNext is the byte right after the current punctuation token, or 0.
 func (st *calcState) rawNext() byte {
 	if p := st.tok.end; p < len(st.s) {
