@@ -33,10 +33,7 @@ func (a *Admin) showRoute(c command) *mysqlproto.ResultSet {
 		return rs
 	}
 	for _, cl := range clusters.All() {
-		version := ""
-		if t := cl.Table(); t != nil {
-			version = t.Version
-		}
+		version := clusterVersion(cl)
 		for _, ts := range cl.TenantLists() {
 			if !match(cl.Name(), ts.Tenant, "oceanbase", "__all_dummy") {
 				continue
@@ -69,10 +66,7 @@ func (a *Admin) showRoutePartition(c command) *mysqlproto.ResultSet {
 		return rs
 	}
 	for _, cl := range clusters.All() {
-		version := ""
-		if t := cl.Table(); t != nil {
-			version = t.Version
-		}
+		version := clusterVersion(cl)
 		for _, e := range cl.TableEntries() {
 			if e.Part == nil || !match(cl.Name(), e.Tenant, e.Database, e.Table) {
 				continue
@@ -130,4 +124,13 @@ func replicaList(l *route.TabletLocation) string {
 		parts = append(parts, r.Addr+" "+role)
 	}
 	return strings.Join(parts, ";")
+}
+
+// clusterVersion is the version of the servers cl's routing table was
+// read from, or "" before it was read.
+func clusterVersion(cl *route.Cluster) string {
+	if t := cl.Table(); t != nil {
+		return t.Version
+	}
+	return ""
 }
