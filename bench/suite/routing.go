@@ -501,28 +501,14 @@ func executable(path string) (string, error) {
 	return path, nil
 }
 
-func (cfg RoutingConfig) abs(p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(cfg.Root, p)
-}
+func (cfg RoutingConfig) abs(p string) string { return underRoot(cfg.Root, p) }
 
 // sysbenchCommon are the options every sysbench command of the suite
 // shares: server-side prepared statements (obgate routes COM_STMT_EXECUTE
 // by its parameters, obsim locates executes the same way), and errors not
 // ignored unless IgnoreErrors says otherwise.
 func (cfg RoutingConfig) sysbenchCommon() []string {
-	return []string{
-		"--db-driver=mysql",
-		"--mysql-host=127.0.0.1",
-		"--mysql-password=",
-		"--mysql-db=sbtest",
-		"--tables=" + strconv.Itoa(cfg.Tables),
-		"--table-size=" + strconv.Itoa(cfg.TableSize),
-		"--db-ps-mode=auto",
-		"--mysql-ignore-errors=" + cfg.IgnoreErrors,
-	}
+	return append(sysbenchBase(cfg.Tables, cfg.TableSize), "--mysql-ignore-errors="+cfg.IgnoreErrors)
 }
 
 // waitLogLine waits until a line of p's log starts with prefix and
@@ -554,15 +540,7 @@ func waitLogLine(ctx context.Context, p *Process, prefix string, timeout time.Du
 // waits until each accepts a login. The returned cleanup stops them.
 func startRoutingTargets(ctx context.Context, cfg RoutingConfig, rslist string, nodes []ObsimNode, outDir string, env *Environment, logf func(string, ...any)) ([]target, func(), error) {
 	var targets []target
-	cleanup := func() {
-		for i := len(targets) - 1; i >= 0; i-- {
-			if p := targets[i].proc; p != nil {
-				if err := p.Stop(10 * time.Second); err != nil {
-					logf("stopping %s: %v", targets[i].Name, err)
-				}
-			}
-		}
-	}
+	cleanup := func() { stopTargets(targets, logf) }
 	for _, name := range cfg.Targets {
 		t := target{TargetInfo: TargetInfo{Name: name, Kind: routingKind(name), User: RoutingDirectUser, Mode: ModeOceanBase}}
 		switch t.Kind {

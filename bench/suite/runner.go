@@ -398,23 +398,45 @@ func kindOf(cfg Config, name string) string {
 	return ""
 }
 
-func (cfg Config) abs(p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(cfg.Root, p)
-}
+func (cfg Config) abs(p string) string { return underRoot(cfg.Root, p) }
 
 // sysbenchCommon are the options every sysbench command shares.
 func (cfg Config) sysbenchCommon() []string {
+	return sysbenchBase(cfg.Tables, cfg.TableSize)
+}
+
+// underRoot resolves p, a path relative to the repository root unless it
+// is absolute or empty.
+func underRoot(root, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// sysbenchBase are the options of every sysbench command of the suites:
+// the MariaDB-compatible target on 127.0.0.1, database sbtest, the
+// tables, and server-side prepared statements where the driver can.
+func sysbenchBase(tables, tableSize int) []string {
 	return []string{
 		"--db-driver=mysql",
 		"--mysql-host=127.0.0.1",
 		"--mysql-password=",
 		"--mysql-db=sbtest",
-		"--tables=" + strconv.Itoa(cfg.Tables),
-		"--table-size=" + strconv.Itoa(cfg.TableSize),
+		"--tables=" + strconv.Itoa(tables),
+		"--table-size=" + strconv.Itoa(tableSize),
 		"--db-ps-mode=auto",
+	}
+}
+
+// stopTargets stops the processes of targets, the last started first.
+func stopTargets(targets []target, logf func(string, ...any)) {
+	for i := len(targets) - 1; i >= 0; i-- {
+		if p := targets[i].proc; p != nil {
+			if err := p.Stop(10 * time.Second); err != nil {
+				logf("stopping %s: %v", targets[i].Name, err)
+			}
+		}
 	}
 }
 
@@ -424,15 +446,7 @@ func (cfg Config) sysbenchCommon() []string {
 // stops them.
 func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OBSim, outDir string, env *Environment, logf func(string, ...any)) ([]target, func(), error) {
 	var targets []target
-	cleanup := func() {
-		for i := len(targets) - 1; i >= 0; i-- {
-			if p := targets[i].proc; p != nil {
-				if err := p.Stop(10 * time.Second); err != nil {
-					logf("stopping %s: %v", targets[i].Name, err)
-				}
-			}
-		}
-	}
+	cleanup := func() { stopTargets(targets, logf) }
 	backend := srv.Addr()
 	for _, name := range cfg.Targets {
 		t := target{TargetInfo: TargetInfo{Name: name, Kind: kindOf(cfg, name)}}
