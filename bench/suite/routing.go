@@ -256,10 +256,8 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 	}
 
 	outDir := filepath.Join(cfg.abs(cfg.ResultsDir), "routing-"+time.Now().Format("20060102-150405"))
-	for _, d := range []string{"raw", "runs", "logs"} {
-		if err := os.MkdirAll(filepath.Join(outDir, d), 0o755); err != nil {
-			return err
-		}
+	if err := makeResultsDir(outDir); err != nil {
+		return err
 	}
 	logf("results: %s", outDir)
 	env := CollectEnvironment(ctx, cfg.SysbenchBin, cfg.HAProxyBin)
@@ -271,31 +269,12 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 		}
 	}()
 
-	logf("starting MariaDB (innodb_buffer_pool_size=%s)", byteSize(cfg.BufferPoolSize))
-	srv, err := mariadbd.Start(ctx, mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize})
-	if err != nil {
-		return err
-	}
-	cleanups = append(cleanups, func() {
-		if err := srv.Stop(); err != nil {
-			logf("stopping MariaDB: %v", err)
-		}
-	})
-	logf("MariaDB %s on %s (pid %d), up in %v", srv.Version(), srv.Addr(), srv.PID(), srv.StartupTime().Round(time.Millisecond))
-	env.MariaDBVersion = srv.Version()
-
 	// The tables exist before obsim starts, so obsim keeps their rows and
 	// reads their columns.
-	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
+	srv, prepare, err := startSbtestMariaDB(ctx, mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize},
+		cfg.SysbenchBin, cfg.sysbenchCommon(), cfg.Tables, cfg.TableSize, outDir, &env, logf, &cleanups)
+	if err != nil {
 		return err
-	}
-	logf("sysbench prepare: %d tables × %d rows", cfg.Tables, cfg.TableSize)
-	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, cfg.sysbenchCommon()...)
-	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(cfg.Tables, 4)), "prepare")
-	out, perr := runCommand(ctx, prepare)
-	_ = os.WriteFile(filepath.Join(outDir, "raw", "prepare.txt"), out, 0o644)
-	if perr != nil {
-		return fmt.Errorf("sysbench prepare: %w\n%s", perr, tailString(string(out), 20))
 	}
 
 	topoPath := filepath.Join(outDir, "obsim-topology.json")

@@ -102,10 +102,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 	stamp := time.Now().Format("20060102-150405")
 	outDir := filepath.Join(cfg.abs(cfg.ResultsDir), stamp)
-	for _, d := range []string{"raw", "runs", "logs"} {
-		if err := os.MkdirAll(filepath.Join(outDir, d), 0o755); err != nil {
-			return err
-		}
+	if err := makeResultsDir(outDir); err != nil {
+		return err
 	}
 	logf("results: %s", outDir)
 
@@ -120,33 +118,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	logf("starting MariaDB (innodb_buffer_pool_size=%s)", byteSize(cfg.BufferPoolSize))
-	srv, err := mariadbd.Start(ctx, mariadbd.Options{
-		BufferPoolSize: cfg.BufferPoolSize,
-		LogFileSize:    cfg.LogFileSize,
-	})
+	common := cfg.sysbenchCommon()
+	srv, _, err := startSbtestMariaDB(ctx, mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize},
+		cfg.SysbenchBin, common, cfg.Tables, cfg.TableSize, outDir, &env, logf, &cleanups)
 	if err != nil {
 		return err
-	}
-	cleanups = append(cleanups, func() {
-		if err := srv.Stop(); err != nil {
-			logf("stopping MariaDB: %v", err)
-		}
-	})
-	logf("MariaDB %s on %s (pid %d), up in %v", srv.Version(), srv.Addr(), srv.PID(), srv.StartupTime().Round(time.Millisecond))
-	env.MariaDBVersion = srv.Version()
-
-	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
-		return err
-	}
-	common := cfg.sysbenchCommon()
-	logf("sysbench prepare: %d tables × %d rows", cfg.Tables, cfg.TableSize)
-	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, common...)
-	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(cfg.Tables, 4)), "prepare")
-	out, perr := runCommand(ctx, prepare)
-	_ = os.WriteFile(filepath.Join(outDir, "raw", "prepare.txt"), out, 0o644)
-	if perr != nil {
-		return fmt.Errorf("sysbench prepare: %w\n%s", perr, tailString(string(out), 20))
 	}
 
 	var sim *OBSim
@@ -403,6 +379,49 @@ func (cfg Config) abs(p string) string { return underRoot(cfg.Root, p) }
 // sysbenchCommon are the options every sysbench command shares.
 func (cfg Config) sysbenchCommon() []string {
 	return sysbenchBase(cfg.Tables, cfg.TableSize)
+}
+
+// makeResultsDir creates a run's results directory with its raw, runs
+// and logs subdirectories.
+func makeResultsDir(outDir string) error {
+	for _, d := range []string{"raw", "runs", "logs"} {
+		if err := os.MkdirAll(filepath.Join(outDir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startSbtestMariaDB starts MariaDB with opts (its Stop joins cleanups),
+// records its version in env, creates database sbtest and fills it with
+// sysbench prepare (output in outDir/raw/prepare.txt), whose command it
+// returns.
+func startSbtestMariaDB(ctx context.Context, opts mariadbd.Options, sysbench string, common []string, tables, tableSize int,
+	outDir string, env *Environment, logf func(string, ...any), cleanups *[]func()) (*mariadbd.Server, []string, error) {
+	logf("starting MariaDB (innodb_buffer_pool_size=%s)", byteSize(opts.BufferPoolSize))
+	srv, err := mariadbd.Start(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	*cleanups = append(*cleanups, func() {
+		if err := srv.Stop(); err != nil {
+			logf("stopping MariaDB: %v", err)
+		}
+	})
+	logf("MariaDB %s on %s (pid %d), up in %v", srv.Version(), srv.Addr(), srv.PID(), srv.StartupTime().Round(time.Millisecond))
+	env.MariaDBVersion = srv.Version()
+	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
+		return nil, nil, err
+	}
+	logf("sysbench prepare: %d tables × %d rows", tables, tableSize)
+	prepare := append([]string{sysbench, "oltp_read_write"}, common...)
+	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "--threads="+strconv.Itoa(min(tables, 4)), "prepare")
+	out, perr := runCommand(ctx, prepare)
+	_ = os.WriteFile(filepath.Join(outDir, "raw", "prepare.txt"), out, 0o644)
+	if perr != nil {
+		return nil, prepare, fmt.Errorf("sysbench prepare: %w\n%s", perr, tailString(string(out), 20))
+	}
+	return srv, prepare, nil
 }
 
 // underRoot resolves p, a path relative to the repository root unless it
