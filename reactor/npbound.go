@@ -127,9 +127,6 @@ func (rb *readBound) afterConsume() {
 	}
 }
 
-// isPaused reports whether reading is paused now.
-func (rb *readBound) isPaused() bool { return rb.paused.Load() }
-
 // closing is a close callback of the connection.
 func (rb *readBound) closing(netpoll.Connection) error {
 	rb.mu.Lock()

@@ -46,7 +46,7 @@ func TestServerConnBounded(t *testing.T) {
 	if got := nc.buffered(); got > serverInputHigh+8<<20 {
 		t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
 	}
-	if !nc.rb.isPaused() {
+	if !nc.rb.paused.Load() {
 		t.Fatalf("not paused with %d bytes buffered", nc.buffered())
 	}
 	p := make([]byte, 256<<10)

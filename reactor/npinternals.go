@@ -41,8 +41,6 @@ type npLayoutInfo struct {
 	connType    reflect.Type // *netpoll.connection
 	operatorOff uintptr      // connection.operator (*FDOperator)
 	stateOff    uintptr      // FDOperator.state (int32)
-	pollOff     uintptr      // FDOperator.poll (netpoll.Poll)
-	pollFDOff   uintptr      // defaultPoll.fd (int), in the poll's concrete type
 	pollType    reflect.Type // *netpoll.defaultPoll
 	localOff    uintptr      // connection.netFD.localAddr (net.Addr)
 	remoteOff   uintptr      // connection.netFD.remoteAddr (net.Addr)
@@ -95,7 +93,7 @@ func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
 		return l
 	}
 	*l = npLayoutInfo{ok: true, connType: ct, operatorOff: opField.Offset, stateOff: state.Offset,
-		pollOff: poll.Offset, pollFDOff: fdField.Offset, pollType: pt,
+		pollType: pt,
 		localOff: fieldOffset(ct.Elem(), local), remoteOff: fieldOffset(ct.Elem(), remote)}
 	return l
 }

@@ -23,7 +23,7 @@ type taskPool struct {
 	handoff chan func()
 	idle    atomic.Int32
 	maxIdle int32
-	// spawned counts goroutines started (tests and metrics: a pool that
+	// spawned counts goroutines started; tests read it (a pool that
 	// works starts few).
 	spawned atomic.Uint64
 }
