@@ -134,7 +134,7 @@ func (s *Session) forwardKill(k killStmt, serverID uint32, start time.Time) erro
 	}
 	be := s.ob.last
 	if !be.alive() {
-		s.dropServer(be)
+		s.dropBrokenServer(be)
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
 	}

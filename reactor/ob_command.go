@@ -324,14 +324,7 @@ func (s *Session) obStatementClose(n int, body []byte) error {
 			payload := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, sid)
 			pkt, _ := mysqlproto.AppendPacket(nil, 0, payload)
 			if err := be.writeRequest(pkt, true, true); err != nil {
-				// The server session of the open transaction is gone: so is
-				// the transaction, and the client hears it from its next
-				// statement, which must not run elsewhere.
-				lostTxn := be == ob.last && s.serverInTrans()
-				s.dropServer(be)
-				if lostTxn {
-					s.markTxnBroken()
-				}
+				s.dropBrokenServer(be)
 			}
 		}
 	}

@@ -355,6 +355,19 @@ func (s *Session) dropServer(be *serverConn) {
 	}
 }
 
+// dropBrokenServer drops a server session found broken by a command that
+// does not route (COM_STMT_CLOSE, KILL of the session's own server). When
+// it held the client's open transaction, the transaction is gone with
+// it: the session enters the broken-transaction state, so that the
+// client hears it from its next statement, which must not run elsewhere.
+func (s *Session) dropBrokenServer(be *serverConn) {
+	lostTxn := be == s.ob.last && s.serverInTrans()
+	s.dropServer(be)
+	if lostTxn {
+		s.markTxnBroken()
+	}
+}
+
 // expireServers closes server sessions idle for longer than
 // server_idle_timeout, except the last one used.
 func (s *Session) expireServers() {
