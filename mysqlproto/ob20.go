@@ -251,22 +251,41 @@ func PutOB20Header(b []byte, h OB20Header) {
 // payload must not exceed OB20MaxPayload bytes; OB20Framer splits longer
 // data itself. Apart from growing dst, it does not allocate.
 func AppendOB20Frame(dst []byte, h OB20Header, extra, packets []byte) []byte {
-	payloadLen := len(packets)
+	start := len(dst)
+	dst = growLen(dst, OB20FrameLenFor(extra, packets))
+	PutOB20Frame(dst[start:], h, extra, packets)
+	return dst
+}
+
+// OB20FrameLenFor is the length of the frame that carries extra (nil for
+// none) and packets.
+func OB20FrameLenFor(extra, packets []byte) int {
+	n := OB20FrameOverhead + len(packets)
+	if extra != nil {
+		n += 4 + len(extra)
+	}
+	return n
+}
+
+// PutOB20Frame writes the frame AppendOB20Frame would append into the
+// start of b, which must hold OB20FrameLenFor(extra, packets) bytes, and
+// returns that length.
+func PutOB20Frame(b []byte, h OB20Header, extra, packets []byte) int {
+	n := OB20FrameLenFor(extra, packets)
+	b = b[:n]
 	if extra != nil {
 		h.Flags |= OB20ExtraInfoExist
-		payloadLen += 4 + len(extra)
 	} else {
 		h.Flags &^= OB20ExtraInfoExist
 	}
-	h.PayloadLen = uint32(payloadLen)
-	start := len(dst)
-	dst = growLen(dst, OB20FrameHeaderLen)
-	PutOB20Header(dst[start:], h)
+	h.PayloadLen = uint32(n - OB20FrameOverhead)
+	PutOB20Header(b, h)
+	pos := OB20FrameHeaderLen
 	if extra != nil {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(extra)))
-		dst = append(dst, extra...)
+		binary.LittleEndian.PutUint32(b[pos:], uint32(len(extra)))
+		pos += 4 + copy(b[pos+4:], extra)
 	}
-	dst = append(dst, packets...)
-	sum := CRC32C(0, dst[start+OB20FrameHeaderLen:])
-	return binary.LittleEndian.AppendUint32(dst, sum)
+	copy(b[pos:], packets)
+	binary.LittleEndian.PutUint32(b[n-OB20TrailerLen:], CRC32C(0, b[OB20FrameHeaderLen:n-OB20TrailerLen]))
+	return n
 }

@@ -48,6 +48,7 @@ var ErrOB20Sequence = errors.New("mysqlproto: OB20 frame out of order")
 // shared sequence.
 type OB20Framer struct {
 	w      io.Writer
+	lender OutputLender // w, when it lends its buffer
 	role   FramerRole
 	connID uint32
 	verify bool
@@ -67,9 +68,25 @@ type OB20Framer struct {
 // NewOB20Framer returns a framer for one end of a connection. connID is the
 // server's connection id (the thread id of its handshake); a server framer
 // given 0 accepts any connection id.
+//
+// When w is also an OutputLender, frames are written straight into the
+// buffer it lends, with no copy of the framer's own.
 func NewOB20Framer(r io.Reader, w io.Writer, role FramerRole, connID uint32) *OB20Framer {
-	return &OB20Framer{in: readAhead{r: r}, w: w, role: role, connID: connID, verify: true,
+	f := &OB20Framer{in: readAhead{r: r}, w: w, role: role, connID: connID, verify: true,
 		maxPayload: OB20MaxPayload, nextRequestID: 1}
+	f.lender, _ = w.(OutputLender)
+	return f
+}
+
+// OutputLender is an output that lends its own buffer: LendOutput returns
+// n bytes for the caller to fill, and SendLent sends everything filled
+// since the last SendLent, waiting until the connection took it. After a
+// LendOutput that returned no error the framer always calls SendLent,
+// once, even when it has nothing more to say; the lent bytes belong to
+// the output from then on.
+type OutputLender interface {
+	LendOutput(n int) ([]byte, error)
+	SendLent() error
 }
 
 // SetReadBuffer sets how frames are read. Each read asks the connection
@@ -133,12 +150,8 @@ func (f *OB20Framer) ReadFrame() (h OB20Header, extra, packets []byte, err error
 	if err = f.in.fill(OB20FrameHeaderLen); err != nil {
 		return h, nil, nil, err
 	}
-	if h, err = ParseOB20Header(f.in.peek(OB20FrameHeaderLen)); err != nil {
-		if !f.verify && err == ErrOB20HeaderChecksum {
-			err = nil
-		} else {
-			return h, nil, nil, err
-		}
+	if h, err = f.parseHeader(f.in.peek(OB20FrameHeaderLen)); err != nil {
+		return h, nil, nil, err
 	}
 	n := h.FrameLen()
 	if err = f.in.fill(n); err != nil {
@@ -149,21 +162,59 @@ func (f *OB20Framer) ReadFrame() (h OB20Header, extra, packets []byte, err error
 	}
 	frame := f.in.peek(n)
 	f.in.consume(n)
-	payload := frame[OB20FrameHeaderLen : n-OB20TrailerLen]
+	if extra, packets, err = f.accept(h, frame); err != nil {
+		return h, nil, nil, err
+	}
+	f.unread = packets
+	return h, extra, packets, nil
+}
+
+// AcceptFrame takes in a frame that the caller read from the connection
+// itself, exactly one whole frame (OB20FrameLen of its start), with the
+// checks and bookkeeping of ReadFrame; extra and packets are borrowed
+// from frame. It is for a caller that can look at the connection's own
+// buffer: the frame then needs no copy to be unframed. Mixing it with
+// ReadFrame and Read is allowed only while Buffered is 0.
+func (f *OB20Framer) AcceptFrame(frame []byte) (h OB20Header, extra, packets []byte, err error) {
+	f.extra, f.unread = nil, nil
+	if h, err = f.parseHeader(frame); err != nil {
+		return h, nil, nil, err
+	}
+	if h.FrameLen() != len(frame) {
+		return h, nil, nil, ErrOB20Malformed
+	}
+	extra, packets, err = f.accept(h, frame)
+	return h, extra, packets, err
+}
+
+// parseHeader decodes a frame header, ignoring a wrong header checksum
+// when verification is off.
+func (f *OB20Framer) parseHeader(b []byte) (OB20Header, error) {
+	h, err := ParseOB20Header(b)
+	if err == ErrOB20HeaderChecksum && !f.verify {
+		err = nil
+	}
+	return h, err
+}
+
+// accept verifies the payload of frame (whose header is h), checks its
+// place in the conversation and splits it.
+func (f *OB20Framer) accept(h OB20Header, frame []byte) (extra, packets []byte, err error) {
+	payload := frame[OB20FrameHeaderLen : len(frame)-OB20TrailerLen]
 	if f.verify {
 		if err = checkOB20Payload(frame, payload); err != nil {
-			return h, nil, nil, err
+			return nil, nil, err
 		}
 	}
 	if err = f.checkOrder(h); err != nil {
-		return h, nil, nil, err
+		return nil, nil, err
 	}
 	extra, packets, ok := SplitOB20Payload(h.Flags, payload)
 	if !ok {
-		return h, nil, nil, ErrOB20Malformed
+		return nil, nil, ErrOB20Malformed
 	}
-	f.hdr, f.extra, f.unread = h, extra, packets
-	return h, extra, packets, nil
+	f.hdr, f.extra = h, extra
+	return extra, packets, nil
 }
 
 func (f *OB20Framer) checkOrder(h OB20Header) error {
@@ -244,31 +295,60 @@ func (f *OB20Framer) Write(p []byte) (int, error) {
 // kept only on the final one and OB20ExtraInfoExist follows extra. Steady
 // use does not allocate.
 func (f *OB20Framer) WriteFrame(packets, extra []byte, flags OB20Flags) error {
+	if extra != nil && f.maxPayload < 4+len(extra) {
+		return fmt.Errorf("mysqlproto: OB20 extra info of %d bytes does not fit a frame", len(extra))
+	}
+	if f.lender != nil {
+		return f.writeLent(packets, extra, flags)
+	}
 	f.wbuf = f.wbuf[:0]
+	f.frames(packets, extra, flags, func(h OB20Header, ex, p []byte) {
+		f.wbuf = AppendOB20Frame(f.wbuf, h, ex, p)
+	})
+	_, err := f.w.Write(f.wbuf)
+	if cap(f.wbuf) > 1<<20 {
+		f.wbuf = nil
+	}
+	return err
+}
+
+// writeLent encodes the frames into the buffer the writer lends.
+func (f *OB20Framer) writeLent(packets, extra []byte, flags OB20Flags) error {
+	total, seq := 0, f.nextSeq
+	f.frames(packets, extra, flags, func(_ OB20Header, ex, p []byte) {
+		total += OB20FrameLenFor(ex, p)
+	})
+	f.nextSeq = seq // the frames were only measured
+	buf, err := f.lender.LendOutput(total)
+	if err != nil {
+		return err
+	}
+	pos := 0
+	f.frames(packets, extra, flags, func(h OB20Header, ex, p []byte) {
+		pos += PutOB20Frame(buf[pos:], h, ex, p)
+	})
+	return f.lender.SendLent()
+}
+
+// frames cuts packets (and extra, in the first) into frames of at most the
+// maximum payload and calls put with each one's header, advancing the
+// sequence. The caller checked that extra fits.
+func (f *OB20Framer) frames(packets, extra []byte, flags OB20Flags, put func(h OB20Header, extra, packets []byte)) {
 	for first := true; first || len(packets) > 0; first = false {
 		room := f.maxPayload
-		ex := []byte(nil)
+		var ex []byte
 		if first && extra != nil {
 			ex = extra
 			room -= 4 + len(extra)
-			if room < 0 {
-				return fmt.Errorf("mysqlproto: OB20 extra info of %d bytes does not fit a frame", len(extra))
-			}
 		}
 		n := min(len(packets), room)
 		fl := flags
 		if n < len(packets) {
 			fl &^= OB20LastPacket
 		}
-		h := OB20Header{CompressedSeq: f.nextSeq, ConnectionID: f.connID, RequestID: f.requestID,
-			Seq: f.nextSeq, Flags: fl}
-		f.wbuf = AppendOB20Frame(f.wbuf, h, ex, packets[:n])
+		put(OB20Header{CompressedSeq: f.nextSeq, ConnectionID: f.connID, RequestID: f.requestID,
+			Seq: f.nextSeq, Flags: fl}, ex, packets[:n])
 		f.nextSeq++
 		packets = packets[n:]
 	}
-	_, err := f.w.Write(f.wbuf)
-	if cap(f.wbuf) > 1<<20 {
-		f.wbuf = nil
-	}
-	return err
 }

@@ -144,3 +144,40 @@ func FuzzCompressedFrame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOB20AcceptFrame checks that a frame taken in by AcceptFrame is
+// judged exactly as ReadFrame judges the same bytes read from a stream.
+func FuzzOB20AcceptFrame(f *testing.F) {
+	for _, s := range ob20Seeds(f) {
+		f.Add(s, false, false)
+		f.Add(s, true, true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, client, verify bool) {
+		n, ok := OB20FrameLen(b)
+		if !ok || n > len(b) {
+			return
+		}
+		role := FramerServer
+		if client {
+			role = FramerClient
+		}
+		streamed := NewOB20Framer(bytes.NewReader(b[:n]), io.Discard, role, 0)
+		taken := NewOB20Framer(nil, io.Discard, role, 0)
+		streamed.SetVerify(verify)
+		taken.SetVerify(verify)
+		h1, e1, p1, err1 := streamed.ReadFrame()
+		h2, e2, p2, err2 := taken.AcceptFrame(b[:n])
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("ReadFrame: %v, AcceptFrame: %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		if h1 != h2 || !bytes.Equal(e1, e2) || (e1 == nil) != (e2 == nil) || !bytes.Equal(p1, p2) {
+			t.Fatalf("ReadFrame %+v %x %x, AcceptFrame %+v %x %x", h1, e1, p1, h2, e2, p2)
+		}
+		if streamed.NextSequence() != taken.NextSequence() {
+			t.Fatalf("sequence %d after ReadFrame, %d after AcceptFrame", streamed.NextSequence(), taken.NextSequence())
+		}
+	})
+}

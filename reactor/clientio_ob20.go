@@ -1,6 +1,8 @@
 package reactor
 
 import (
+	"io"
+
 	"github.com/bytedance/gopkg/lang/mcache"
 
 	"obgate/mysqlproto"
@@ -13,6 +15,12 @@ import (
 // buffer the command code peeks at as usual, and responses are framed
 // with the request's id and the next sequence numbers, the final frame of
 // each response flagged LAST.
+//
+// A request frame of up to chunkSize bytes is unframed where the
+// transport received it (unframeInPlace), so its packets are copied once,
+// into in; larger ones go through the framer's reader. On netpoll the
+// framer writes response frames straight into the connection's output
+// buffer (npClientWriter).
 //
 // Like every clientIO it is used by the goroutine running the command,
 // except Close.
@@ -27,7 +35,11 @@ type ob20ClientIO struct {
 
 func newOB20ClientIO(raw clientIO, connID uint32) *ob20ClientIO {
 	c := &ob20ClientIO{raw: raw}
-	c.fr = mysqlproto.NewOB20Framer(rawReader{raw}, rawWriter{raw}, mysqlproto.FramerServer, connID)
+	var w io.Writer = rawWriter{raw}
+	if np, ok := raw.(*netpollClientIO); ok {
+		w = npClientWriter{np}
+	}
+	c.fr = mysqlproto.NewOB20Framer(rawReader{raw}, w, mysqlproto.FramerServer, connID)
 	return c
 }
 
@@ -61,20 +73,28 @@ func (rw rawWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// npClientWriter lends a netpoll client's output buffer to the framer
+// (mysqlproto.OutputLender). netpoll frees a connection's buffers only
+// after the running command returned, so no guard is needed.
+type npClientWriter struct{ c *netpollClientIO }
+
+func (w npClientWriter) Write(p []byte) (int, error) { return rawWriter{w.c}.Write(p) }
+
+func (w npClientWriter) LendOutput(n int) ([]byte, error) { return w.c.conn.Writer().Malloc(n) }
+
+func (w npClientWriter) SendLent() error { return w.c.Flush() }
+
 func (c *ob20ClientIO) fill(n int) error {
 	for len(c.in)-c.r < n {
-		if c.r > 0 {
-			c.in = c.in[:copy(c.in, c.in[c.r:])]
-			c.r = 0
-		}
-		if cap(c.in)-len(c.in) < 4096 {
-			nb := mcache.Malloc(len(c.in), max(2*cap(c.in), n, 16<<10))
-			copy(nb, c.in)
-			if cap(c.in) > 0 {
-				mcache.Free(c.in)
+		if c.fr.Buffered() == 0 {
+			if done, err := c.unframeInPlace(); done {
+				if err != nil {
+					return err
+				}
+				continue
 			}
-			c.in = nb
 		}
+		c.makeRoom(max(4096, n-(len(c.in)-c.r)))
 		k, err := c.fr.Read(c.in[len(c.in):cap(c.in)])
 		c.in = c.in[:len(c.in)+k]
 		if err != nil && len(c.in)-c.r < n {
@@ -82,6 +102,53 @@ func (c *ob20ClientIO) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// unframeInPlace appends the packets of the next frame to in, reading the
+// frame where the transport buffered it. A frame over chunkSize is left
+// for the framer's reader (done false): the transports peek at most that
+// much at once.
+func (c *ob20ClientIO) unframeInPlace() (done bool, err error) {
+	hdr, err := c.raw.Peek(mysqlproto.OB20FrameHeaderLen)
+	if err != nil {
+		return true, err
+	}
+	size, _ := mysqlproto.OB20FrameLen(hdr)
+	if size > chunkSize {
+		return false, nil
+	}
+	frame, err := c.raw.Peek(size)
+	if err != nil {
+		return true, err
+	}
+	_, _, packets, err := c.fr.AcceptFrame(frame)
+	if err != nil {
+		return true, err
+	}
+	c.makeRoom(len(packets))
+	c.in = append(c.in, packets...)
+	if _, err := c.raw.Next(size); err != nil {
+		return true, err
+	}
+	c.raw.Release()
+	return true, nil
+}
+
+// makeRoom moves the unconsumed bytes to the front of in and makes sure
+// at least k more fit without growing it.
+func (c *ob20ClientIO) makeRoom(k int) {
+	if c.r > 0 {
+		c.in = c.in[:copy(c.in, c.in[c.r:])]
+		c.r = 0
+	}
+	if cap(c.in)-len(c.in) < k {
+		nb := mcache.Malloc(len(c.in), max(2*cap(c.in), len(c.in)+k, 16<<10))
+		copy(nb, c.in)
+		if cap(c.in) > 0 {
+			mcache.Free(c.in)
+		}
+		c.in = nb
+	}
 }
 
 func (c *ob20ClientIO) Peek(n int) ([]byte, error) {
@@ -106,7 +173,7 @@ func (c *ob20ClientIO) Release() {
 	}
 }
 
-func (c *ob20ClientIO) Buffered() int { return len(c.in) - c.r + c.fr.Buffered() }
+func (c *ob20ClientIO) Buffered() int { return len(c.in) - c.r + c.fr.Buffered() + c.raw.Buffered() }
 
 func (c *ob20ClientIO) Write(p []byte) error {
 	c.out = append(c.out, p...)

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync/atomic"
 
@@ -139,6 +140,44 @@ func (c *npServerConn) Write(p []byte) (int, error) {
 	}
 	defer c.exit()
 	return c.Connection.Write(p)
+}
+
+// peekInput returns the next n bytes of the input buffer, waiting (with
+// the read bound lifted) until they arrive; the caller holds the
+// connection (enter) and releases what it consumed. A connection that
+// ends inside the n bytes reports io.ErrUnexpectedEOF.
+func (c *npServerConn) peekInput(n int) ([]byte, error) {
+	in := c.Connection.Reader()
+	if in.Len() < n {
+		c.rb.beforeWait(n)
+		b, err := in.Peek(n)
+		if err != nil && in.Len() > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return b, err
+	}
+	return in.Peek(n)
+}
+
+// LendOutput lends n bytes of the connection's output buffer, which an
+// OB 2.0 framer encodes its frames into (mysqlproto.OutputLender); SendLent
+// sends them. In between the connection counts as busy, as in a Write.
+func (c *npServerConn) LendOutput(n int) ([]byte, error) {
+	if !c.enter() {
+		return nil, net.ErrClosed
+	}
+	b, err := c.Connection.Writer().Malloc(n)
+	if err != nil {
+		c.exit()
+	}
+	return b, err
+}
+
+// SendLent flushes what LendOutput lent; it must follow each LendOutput
+// that returned no error, once.
+func (c *npServerConn) SendLent() error {
+	defer c.exit()
+	return c.Connection.Writer().Flush()
 }
 
 // Close shuts the socket down and closes the netpoll connection now, or

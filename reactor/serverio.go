@@ -56,11 +56,16 @@ func (p *plainServerIO) buffered() int              { return connBuffered(p.conn
 func (p *plainServerIO) peerClosed() bool           { return p.peek.peerClosed(p.conn) }
 
 // ob20ServerIO frames requests as OB 2.0 (the first frame of each request
-// carries the trace info) and unframes responses, reading ahead at most
-// one pooled chunk (see mysqlproto.OB20Framer.SetReadBuffer): a small
-// response arrives, header and payload, with one read.
+// carries the trace info) and unframes responses. On a netpoll connection
+// the framer encodes requests straight into the connection's output
+// buffer (npServerConn lends it), and read unframes a response frame from
+// the connection's input buffer where the poller put it (readInPlace),
+// copying its packets only into the caller's p. Otherwise the framer reads
+// ahead at most one pooled chunk (see mysqlproto.OB20Framer.SetReadBuffer):
+// a small response arrives, header and payload, with one read.
 type ob20ServerIO struct {
 	conn  net.Conn
+	np    *npServerConn // conn, when it is on netpoll
 	fr    *mysqlproto.OB20Framer
 	extra []byte               // extra info sent with the first frame of each request
 	flags mysqlproto.OB20Flags // flags of every request frame but LAST
@@ -73,7 +78,9 @@ func newOB20ServerIO(conn net.Conn, fr *mysqlproto.OB20Framer, extra []byte, cap
 	if caps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
 		flags = mysqlproto.OB20NewExtraInfo
 	}
-	return &ob20ServerIO{conn: conn, fr: fr, extra: extra, flags: flags}
+	o := &ob20ServerIO{conn: conn, fr: fr, extra: extra, flags: flags}
+	o.np, _ = conn.(*npServerConn)
+	return o
 }
 
 func (o *ob20ServerIO) writeRequest(p []byte, first, last bool) error {
@@ -89,9 +96,56 @@ func (o *ob20ServerIO) writeRequest(p []byte, first, last bool) error {
 	return o.fr.WriteFrame(p, extra, flags)
 }
 
-func (o *ob20ServerIO) read(p []byte) (int, error) { return o.fr.Read(p) }
-func (o *ob20ServerIO) buffered() int              { return o.fr.Buffered() + connBuffered(o.conn) }
-func (o *ob20ServerIO) peerClosed() bool           { return o.peek.peerClosed(o.conn) }
+func (o *ob20ServerIO) read(p []byte) (int, error) {
+	if o.np != nil && o.fr.Buffered() == 0 {
+		if n, done, err := o.readInPlace(p); done {
+			return n, err
+		}
+	}
+	return o.fr.Read(p)
+}
+
+// readInPlace unframes the next frames from the netpoll connection's input
+// buffer until one carries packet bytes, and copies them into p. A frame
+// whose payload could overflow p, or that netpoll would have to gather
+// from many buffer nodes (over maxView bytes), is left where it is for the
+// framer's own reader (done false): what cannot be handed out at once
+// would otherwise have to stay pinned in netpoll's buffer between calls.
+func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
+	c := o.np
+	if !c.enter() {
+		return 0, true, net.ErrClosed
+	}
+	defer c.exit()
+	in := c.Connection.Reader()
+	for {
+		hdr, err := c.peekInput(mysqlproto.OB20FrameHeaderLen)
+		if err != nil {
+			return 0, true, err
+		}
+		size, _ := mysqlproto.OB20FrameLen(hdr)
+		if size-mysqlproto.OB20FrameOverhead > len(p) || size > maxView {
+			return 0, false, nil
+		}
+		frame, err := c.peekInput(size)
+		if err != nil {
+			return 0, true, err
+		}
+		_, _, packets, err := o.fr.AcceptFrame(frame)
+		if err != nil {
+			return 0, true, err
+		}
+		n = copy(p, packets)
+		_ = in.Skip(size)
+		_ = in.Release()
+		c.rb.afterConsume()
+		if n > 0 {
+			return n, true, nil
+		}
+	}
+}
+func (o *ob20ServerIO) buffered() int    { return o.fr.Buffered() + connBuffered(o.conn) }
+func (o *ob20ServerIO) peerClosed() bool { return o.peek.peerClosed(o.conn) }
 
 // compServerIO speaks the MySQL compressed protocol (OceanBase servers
 // that granted CHECKSUM instead of OB 2.0).
