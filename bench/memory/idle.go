@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,6 +119,10 @@ type IdleOptions struct {
 	// Settle is the pause before each RSS reading, so that work in flight
 	// (goroutines exiting, buffers going back to pools) is over.
 	Settle time.Duration
+	// HeapProfile, when not empty and MetricsURL is set, is where the heap
+	// profile of the proxy holding the idle connections is saved (taken
+	// from its /debug/pprof/heap right after a forced GC).
+	HeapProfile string
 }
 
 // IdleReport is what holding N idle connections cost a proxy.
@@ -132,7 +138,14 @@ type IdleReport struct {
 	GoroutinesAfter  float64 `json:"goroutines_after"`
 	// SessionsHeld is odp_current_session{sessionType="client"} while the
 	// connections are held; SessionsAfterClose once they were closed.
-	SessionsHeld       float64 `json:"sessions_held"`
+	SessionsHeld float64 `json:"sessions_held"`
+	// HeapBefore and HeapAfter are go_memstats_heap_alloc_bytes right
+	// after a garbage collection that the measurement forced (through
+	// /debug/pprof/heap?gc=1, after the RSS was read): the live heap,
+	// without the garbage and the free pages an RSS reading includes. -1
+	// without metrics.
+	HeapBefore         int64   `json:"heap_before"`
+	HeapAfter          int64   `json:"heap_after"`
 	SessionsAfterClose float64 `json:"sessions_after_close"`
 	// GoroutinesAfterClose is go_goroutines once the sessions are gone and
 	// the goroutine count is back at GoroutinesBefore, or after 30 s.
@@ -147,6 +160,15 @@ func (r IdleReport) RSSPerConn() float64 {
 		return math.NaN()
 	}
 	return float64(r.RSSAfter-r.RSSBefore) / float64(r.Connections)
+}
+
+// HeapPerConn is the live-heap growth per held connection, in bytes; NaN
+// without metrics.
+func (r IdleReport) HeapPerConn() float64 {
+	if r.Connections == 0 || r.HeapBefore < 0 || r.HeapAfter < 0 {
+		return math.NaN()
+	}
+	return float64(r.HeapAfter-r.HeapBefore) / float64(r.Connections)
 }
 
 // GoroutinesPerConn is the goroutine growth per held connection; NaN
@@ -164,7 +186,7 @@ func (r IdleReport) GoroutinesPerConn() float64 {
 // until the proxy counts no client session.
 func MeasureIdle(ctx context.Context, o IdleOptions) (IdleReport, error) {
 	rep := IdleReport{Concurrency: o.Concurrency, GoroutinesBefore: -1, GoroutinesAfter: -1,
-		SessionsHeld: -1, SessionsAfterClose: -1, GoroutinesAfterClose: -1}
+		SessionsHeld: -1, SessionsAfterClose: -1, GoroutinesAfterClose: -1, HeapBefore: -1, HeapAfter: -1}
 	scrape := func(series string) (float64, error) {
 		if o.MetricsURL == "" {
 			return -1, nil
@@ -195,6 +217,9 @@ func MeasureIdle(ctx context.Context, o IdleOptions) (IdleReport, error) {
 	if rep.GoroutinesBefore, err = scrape(SeriesGoroutines); err != nil {
 		return rep, err
 	}
+	if rep.HeapBefore, err = liveHeap(ctx, o.MetricsURL, ""); err != nil {
+		return rep, err
+	}
 
 	begin := time.Now()
 	clients, err := OpenClients(ctx, o.Addr, o.Login, o.N, o.Concurrency, SelectOne)
@@ -215,6 +240,9 @@ func MeasureIdle(ctx context.Context, o IdleOptions) (IdleReport, error) {
 		return rep, err
 	}
 	if rep.SessionsHeld, err = scrape(SeriesClientSession); err != nil {
+		return rep, err
+	}
+	if rep.HeapAfter, err = liveHeap(ctx, o.MetricsURL, o.HeapProfile); err != nil {
 		return rep, err
 	}
 
@@ -250,4 +278,33 @@ func MeasureIdle(ctx context.Context, o IdleOptions) (IdleReport, error) {
 		return rep, errors.Join(errs...)
 	}
 	return rep, nil
+}
+
+// SeriesHeapAlloc is the Go heap's allocated bytes (live and not yet
+// collected).
+const SeriesHeapAlloc = "go_memstats_heap_alloc_bytes"
+
+// liveHeap forces a garbage collection in the proxy behind metricsURL (its
+// heap profile endpoint, with gc=1), saving the profile to profilePath
+// when that is not empty, and then reads its allocated heap bytes. It
+// returns -1 without metrics.
+func liveHeap(ctx context.Context, metricsURL, profilePath string) (int64, error) {
+	if metricsURL == "" {
+		return -1, nil
+	}
+	base, ok := strings.CutSuffix(metricsURL, "/metrics")
+	if !ok {
+		return -1, fmt.Errorf("metrics URL %q does not end in /metrics", metricsURL)
+	}
+	prof, err := Scrape(ctx, base+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		return -1, fmt.Errorf("heap profile: %w", err)
+	}
+	if profilePath != "" {
+		if err := os.WriteFile(profilePath, []byte(prof), 0o644); err != nil {
+			return -1, err
+		}
+	}
+	v, err := ScrapeValue(ctx, metricsURL, SeriesHeapAlloc)
+	return int64(v), err
 }

@@ -375,3 +375,42 @@ func TestMeasureIdleOfSelf(t *testing.T) {
 }
 
 var _ io.Closer = (*StreamClient)(nil)
+
+// TestLiveHeap: the heap is read only after the profile endpoint was asked
+// for a collection, and the profile is saved.
+func TestLiveHeap(t *testing.T) {
+	var mu sync.Mutex
+	collected := false
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/heap", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		collected = r.URL.Query().Get("gc") == "1"
+		fmt.Fprint(w, "profile bytes")
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		heap := 999
+		if collected {
+			heap = 123
+		}
+		fmt.Fprintf(w, "%s %d\n", SeriesHeapAlloc, heap)
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	path := t.TempDir() + "/heap.pb.gz"
+	v, err := liveHeap(t.Context(), ts.URL+"/metrics", path)
+	if err != nil || v != 123 {
+		t.Fatalf("liveHeap = %d, %v; want 123 (read after the forced collection)", v, err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "profile bytes" {
+		t.Fatalf("saved profile %q, %v", b, err)
+	}
+	if v, err := liveHeap(t.Context(), "", ""); v != -1 || err != nil {
+		t.Fatalf("without metrics: %d, %v", v, err)
+	}
+	if _, err := liveHeap(t.Context(), ts.URL+"/other", ""); err == nil {
+		t.Fatal("a metrics URL not ending in /metrics was accepted")
+	}
+}

@@ -84,19 +84,20 @@ func RenderReport(s *Summary, resultsDir string) string {
 		st.Settle, st.Sample)
 	p("after closing, obgate must count no client session (`odp_current_session{sessionType=\"client\"}`). ")
 	p("The baseline is read after a warm-up of %d connections, opened and closed.\n\n", st.Concurrency)
-	p("| target | connections | RSS before | RSS after | RSS per connection | goroutines before | goroutines after | goroutines per connection | sample answered | sessions after close | |\n")
-	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	p("| target | connections | RSS before | RSS after | RSS per connection | live heap per connection | goroutines before | goroutines after | goroutines per connection | sample answered | sessions after close | |\n")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, r := range s.Idle {
 		if r.Error != "" {
-			p("| %s | | | | | | | | | | failed: %s |\n", r.Target, cell(firstLine(r.Error)))
+			p("| %s | | | | | | | | | | | failed: %s |\n", r.Target, cell(firstLine(r.Error)))
 			continue
 		}
-		p("| %s | %d | %s | %s | %s KiB | %s | %s | %s | %d/%d | %s | |\n", r.Target, r.Connections,
-			mib(r.RSSBefore), mib(r.RSSAfter), fmtNum(r.RSSKiBPerConnection, 1),
+		p("| %s | %d | %s | %s | %s KiB | %s | %s | %s | %s | %d/%d | %s | |\n", r.Target, r.Connections,
+			mib(r.RSSBefore), mib(r.RSSAfter), fmtNum(r.RSSKiBPerConnection, 1), kib(r.HeapKiBPerConnection),
 			count(r.GoroutinesBefore), count(r.GoroutinesAfter), fmtNum(r.GoroutinesPerConnection, 3),
 			r.SampleOK, r.SampleAsked, count(r.SessionsAfterClose))
 	}
 	p("\nA client connection through a proxy also holds a server connection; the figures are per client connection, both included. ")
+	p("The live heap is Go's allocated heap right after a garbage collection the measurement forced (`/debug/pprof/heap?gc=1`, after the RSS was read; the profile is saved with the raw results): what the sessions really hold, where the RSS also counts garbage not yet collected and free pages not yet returned. ")
 	p("HAProxy is written in C and has no goroutines.\n\n")
 	if s.Failures > 0 {
 		p("%d measurement(s) failed; see the raw results.\n\n", s.Failures)
@@ -127,6 +128,14 @@ func count(v float64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// kib prints a per-connection KiB figure, or a dash where there is none.
+func kib(n suite.Num) string {
+	if !n.Valid() {
+		return "–"
+	}
+	return fmtNum(n, 1) + " KiB"
 }
 
 func fmtNum(n suite.Num, prec int) string {

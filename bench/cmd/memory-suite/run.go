@@ -92,6 +92,7 @@ type IdleRun struct {
 	Error   string   `json:"error,omitempty"`
 	memory.IdleReport
 	RSSKiBPerConnection     suite.Num `json:"rss_per_connection_kib"`
+	HeapKiBPerConnection    suite.Num `json:"heap_per_connection_kib"`
 	GoroutinesPerConnection suite.Num `json:"goroutines_per_connection"`
 }
 
@@ -335,7 +336,7 @@ func measureStall(ctx context.Context, cfg config, srv *mariadbd.Server, name, o
 }
 
 func measureIdle(ctx context.Context, cfg config, srv *mariadbd.Server, name, outDir string) IdleRun {
-	r := IdleRun{Target: name, RSSKiBPerConnection: suite.NaN, GoroutinesPerConnection: suite.NaN}
+	r := IdleRun{Target: name, RSSKiBPerConnection: suite.NaN, HeapKiBPerConnection: suite.NaN, GoroutinesPerConnection: suite.NaN}
 	p, err := startProxy(ctx, cfg, srv, name, "idle", outDir)
 	if err != nil {
 		r.Error = err.Error()
@@ -348,6 +349,7 @@ func measureIdle(ctx context.Context, cfg config, srv *mariadbd.Server, name, ou
 	r.IdleReport, err = memory.MeasureIdle(mctx, memory.IdleOptions{
 		Addr: p.addr, PID: p.proc.PID(), MetricsURL: p.metricsURL,
 		N: s.Idle, Concurrency: s.Concurrency, Sample: s.Sample, Settle: s.Settle,
+		HeapProfile: filepath.Join(outDir, name+"-idle-heap.pb.gz"),
 	})
 	if serr := p.proc.Stop(10 * time.Second); serr != nil && err == nil {
 		err = serr
@@ -360,6 +362,9 @@ func measureIdle(ctx context.Context, cfg config, srv *mariadbd.Server, name, ou
 		return r
 	}
 	r.RSSKiBPerConnection = suite.Num(r.RSSPerConn() / 1024)
+	if h := r.HeapPerConn(); !math.IsNaN(h) {
+		r.HeapKiBPerConnection = suite.Num(h / 1024)
+	}
 	if g := r.GoroutinesPerConn(); !math.IsNaN(g) {
 		r.GoroutinesPerConnection = suite.Num(g)
 	}
@@ -379,6 +384,7 @@ func describeIdle(r IdleRun) string {
 	if r.Error != "" {
 		return fmt.Sprintf("idle %s: FAILED: %s", r.Target, r.Error)
 	}
-	return fmt.Sprintf("idle %s: %d connections, RSS %.1f → %.1f MiB (%.1f KiB each), %s goroutines per connection",
-		r.Target, r.Connections, memory.MiB(r.RSSBefore), memory.MiB(r.RSSAfter), float64(r.RSSKiBPerConnection), fmtNum(r.GoroutinesPerConnection, 3))
+	return fmt.Sprintf("idle %s: %d connections, RSS %.1f → %.1f MiB (%.1f KiB each), live heap %s KiB each, %s goroutines per connection",
+		r.Target, r.Connections, memory.MiB(r.RSSBefore), memory.MiB(r.RSSAfter), float64(r.RSSKiBPerConnection),
+		fmtNum(r.HeapKiBPerConnection, 1), fmtNum(r.GoroutinesPerConnection, 3))
 }
