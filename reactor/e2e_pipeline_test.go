@@ -65,3 +65,41 @@ func TestE2EPipelinedClientBounded(t *testing.T) {
 		t.Fatalf("writing the statements: %v", err)
 	}
 }
+
+// TestE2EBusyClientKeepsItsTask: statements that follow each other closely
+// on one netpoll connection are served by one OnRequest call, which waits
+// a moment for the next request instead of returning after each (netpoll
+// would start and hand over a new task per statement); once the client
+// pauses, the call returns and the next statement starts a new one.
+func TestE2EBusyClientKeepsItsTask(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	c := loginRaw(t, p, "root", "")
+	query := func() {
+		t.Helper()
+		if err := c.WritePacket(0, append([]byte{byte(mysqlproto.ComQuery)}, "DO 1"...)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.ReadResponse(hangLimit)
+		if err != nil || len(res) != 1 || res[0][0] != mysqlproto.OKHeader {
+			t.Fatalf("DO 1: %q %v", res, err)
+		}
+	}
+	query()
+	const count = 400
+	before := reactor.NetpollRequestCalls()
+	for range count {
+		query()
+	}
+	// Scheduling pauses over the linger on a loaded machine start a few
+	// more calls; one per statement means there is no linger at all.
+	if calls := reactor.NetpollRequestCalls() - before; calls > count/4 {
+		t.Errorf("%d statements back to back took %d OnRequest calls", count, calls)
+	}
+	time.Sleep(50 * time.Millisecond)
+	before = reactor.NetpollRequestCalls()
+	query()
+	if calls := reactor.NetpollRequestCalls() - before; calls != 1 {
+		t.Errorf("a statement after a pause took %d OnRequest calls, want a new one", calls)
+	}
+}

@@ -7,3 +7,7 @@ const PeekIdleAfter = peekIdleAfter
 // ReadBoundPauses counts the times netpoll connections stopped being read
 // because their input backlog reached its bound.
 func ReadBoundPauses() uint64 { return readBoundPauses.Load() }
+
+// NetpollRequestCalls counts the times netpoll called a session's
+// OnRequest.
+func NetpollRequestCalls() uint64 { return netpollRequestCalls.Load() }

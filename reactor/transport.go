@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/netpoll"
@@ -117,18 +118,72 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	return nil
 }
 
-// onRequest is netpoll's OnRequest: it serves one command. netpoll calls
-// it again while input remains, and never runs it concurrently with itself
-// or with the close callbacks of the same connection.
+// onRequest is netpoll's OnRequest: it serves commands while they come,
+// one after another, and returns once the client has been quiet for
+// requestLinger (or the session ends). netpoll never runs it concurrently
+// with itself or with the close callbacks of the same connection, and
+// calls it again when input arrives after it returned.
+//
+// Waiting a moment for the next command in the same call, rather than
+// returning at once, keeps a busy connection's commands on one pooled
+// goroutine, woken by the poller when the next request arrives: netpoll
+// need not start a task (a closure allocated per call) and hand it to the
+// pool for each statement. The session is idle while it waits, so a KILL
+// or shutdown closes it as any idle one.
 func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 	defer s.containPanic(panicNetpollRequest)
-	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
-		return conn.Close()
+	netpollRequestCalls.Add(1)
+	for {
+		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+			return conn.Close()
+		}
+		if !s.afterCommand(s.serveCommandContained()) {
+			return conn.Close()
+		}
+		if !s.awaitNextRequest(conn) {
+			return nil
+		}
 	}
-	if !s.afterCommand(s.serveCommandContained()) {
-		return conn.Close()
+}
+
+// netpollRequestCalls counts onRequest calls (tests compare it with the
+// statements served).
+var netpollRequestCalls atomic.Uint64
+
+// requestLinger is how long onRequest waits for a client's next command
+// before it gives its goroutine back: longer than a busy client takes to
+// send its next statement, short enough that an idle connection soon
+// holds no goroutine.
+const requestLinger = time.Millisecond
+
+// awaitNextRequest reports whether the next command arrived within
+// requestLinger (or was buffered already).
+func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
+	if s.client.Buffered() > 0 {
+		return true
 	}
-	return nil
+	if !conn.IsActive() {
+		return false
+	}
+	var rb *readBound
+	switch c := s.client.(type) {
+	case *netpollClientIO:
+		rb = c.rb
+	case *ob20ClientIO:
+		if nc, ok := c.raw.(*netpollClientIO); ok {
+			rb = nc.rb
+		}
+	}
+	if rb != nil {
+		rb.beforeWait(1)
+	}
+	_ = conn.SetReadTimeout(requestLinger)
+	_, err := conn.Reader().Peek(1)
+	_ = conn.SetReadTimeout(clientReadTimeout)
+	if rb != nil {
+		rb.afterConsume()
+	}
+	return err == nil
 }
 
 // onClientGone is netpoll's OnDisconnect: the client hung up. A command
