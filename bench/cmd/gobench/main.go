@@ -146,7 +146,7 @@ func render(rows []row, cmds []string, count int, benchtime string) string {
 		last = r.about
 		fmt.Fprintf(&b, "| `%s` | %.1f | %.0f | %.0f | %s |\n", r.name, r.nsOp, r.bytesOp, r.allocsOp, about)
 	}
-	b.WriteString("\nIn netpoll mode the one allocation per statement is netpoll's own: v0.7.2 builds a task closure each time a request wakes an idle connection (`connection_onevent.go`, `onProcess`); `TestForwardAllocs` checks that obgate's path adds none.\n" + endMarker + "\n")
+	b.WriteString("\nnetpoll v0.7.2 builds a task closure each time a request wakes an idle connection (`connection_onevent.go`, `onProcess`); obgate serves back-to-back statements in one OnRequest call (it waits up to 1 ms for the next request), so a busy connection does not pay it per statement. `TestForwardAllocs` checks that obgate's path allocates nothing and netpoll's dispatch next to nothing.\n" + endMarker + "\n")
 	return b.String()
 }
 
