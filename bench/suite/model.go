@@ -67,6 +67,11 @@ type Measurement struct {
 	ProxySyscalls         int64  `json:"proxy_syscalls,omitempty"`
 	ProxySyscallsPerQuery Num    `json:"proxy_syscalls_per_query"`
 	SyscallError          string `json:"syscall_error,omitempty"`
+	// ProxyFutexPerQuery (futex calls: threads waking each other) and
+	// ProxyContextSwitchesPerQuery come from the same counter, per query;
+	// NaN when it did not count them.
+	ProxyFutexPerQuery           Num `json:"proxy_futex_per_query"`
+	ProxyContextSwitchesPerQuery Num `json:"proxy_context_switches_per_query"`
 }
 
 // Cell aggregates the rounds of one (workload, threads, target): each figure
@@ -89,8 +94,10 @@ type Cell struct {
 	MariaDBCPUUsPerQuery Num    `json:"mariadb_cpu_us_per_query"`
 	ClientCPUUsPerQuery  Num    `json:"sysbench_cpu_us_per_query"`
 	// ProxySyscallsPerQuery is the median of the rounds' proxy system
-	// calls per query.
-	ProxySyscallsPerQuery Num `json:"proxy_syscalls_per_query"`
+	// calls per query; the futex calls and context switches likewise.
+	ProxySyscallsPerQuery        Num `json:"proxy_syscalls_per_query"`
+	ProxyFutexPerQuery           Num `json:"proxy_futex_per_query"`
+	ProxyContextSwitchesPerQuery Num `json:"proxy_context_switches_per_query"`
 }
 
 // Settings are the parameters of a suite run, recorded with its results.
@@ -154,7 +161,7 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 		for _, th := range threads {
 			for _, t := range targets {
 				c := Cell{Workload: w, Threads: th, Target: t.Name, Kind: t.Kind}
-				var qps, tps, p95, p99, pcpu, mcpu, ccpu, psys []Num
+				var qps, tps, p95, p99, pcpu, mcpu, ccpu, psys, pfutex, pcs []Num
 				for _, r := range runs {
 					if r.Workload != w || r.Threads != th || r.Target != t.Name {
 						continue
@@ -175,6 +182,8 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 					mcpu = append(mcpu, r.MariaDBCPUUsPerQuery)
 					ccpu = append(ccpu, r.ClientCPUUsPerQuery)
 					psys = append(psys, r.ProxySyscallsPerQuery)
+					pfutex = append(pfutex, r.ProxyFutexPerQuery)
+					pcs = append(pcs, r.ProxyContextSwitchesPerQuery)
 					c.IgnoredErrors += r.Stats.IgnoredErrors
 					c.Reconnects += r.Stats.Reconnects
 				}
@@ -185,6 +194,7 @@ func Summarize(runs []Measurement, workloads []string, threads []int, targets []
 				c.P95Ms, c.P99Ms = median(p95), median(p99)
 				c.ProxyCPUUsPerQuery, c.MariaDBCPUUsPerQuery, c.ClientCPUUsPerQuery = median(pcpu), median(mcpu), median(ccpu)
 				c.ProxySyscallsPerQuery = median(psys)
+				c.ProxyFutexPerQuery, c.ProxyContextSwitchesPerQuery = median(pfutex), median(pcs)
 				cells = append(cells, c)
 			}
 		}

@@ -183,8 +183,8 @@ func writeMainTable(b *strings.Builder, s *Summary, workload string) {
 }
 
 func writeContextTable(b *strings.Builder, s *Summary, workload string) {
-	writeRow(b, []string{"threads", "target", "TPS", "MariaDB CPU µs/q", "sysbench CPU µs/q", "ignored errors", "reconnects", "rounds ok"})
-	writeRow(b, []string{"---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"})
+	writeRow(b, []string{"threads", "target", "TPS", "MariaDB CPU µs/q", "sysbench CPU µs/q", "proxy futex/q", "proxy context switches/q", "ignored errors", "reconnects", "rounds ok"})
+	writeRow(b, []string{"---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"})
 	for _, th := range s.Settings.Threads {
 		for _, t := range s.Targets {
 			c := s.Cell(workload, th, t.Name)
@@ -194,6 +194,7 @@ func writeContextTable(b *strings.Builder, s *Summary, workload string) {
 			writeRow(b, []string{
 				strconv.Itoa(th), t.Name, fmtNum(c.TPS, 0),
 				fmtNum(c.MariaDBCPUUsPerQuery, 1), fmtNum(c.ClientCPUUsPerQuery, 1),
+				fmtNum(c.ProxyFutexPerQuery, 2), fmtNum(c.ProxyContextSwitchesPerQuery, 2),
 				strconv.FormatUint(c.IgnoredErrors, 10), strconv.FormatUint(c.Reconnects, 10),
 				fmt.Sprintf("%d/%d", c.Rounds-c.Failed, c.Rounds),
 			})

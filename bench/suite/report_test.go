@@ -32,9 +32,10 @@ func cannedSummary(t *testing.T) *Summary {
 				r := Measurement{Workload: "oltp_read_write", Threads: th, Target: tg.Name, Kind: tg.Kind, Round: round, Stats: rw}
 				r.Stats.QPS = rw.QPS * scale[tg.Name] * float64(round) // rounds 1,2,3: the median is round 2
 				r.MariaDBCPUUsPerQuery, r.ClientCPUUsPerQuery = 20, 10
-				r.ProxyCPUUsPerQuery = NaN
+				r.ProxyCPUUsPerQuery, r.ProxyFutexPerQuery, r.ProxyContextSwitchesPerQuery = NaN, NaN, NaN
 				if tg.Kind != KindDirect {
 					r.ProxyCPUUsPerQuery = Num(15 * scale[tg.Name])
+					r.ProxyFutexPerQuery, r.ProxyContextSwitchesPerQuery = 0.25, Num(0.5*float64(round))
 				}
 				if tg.Name == "obgate-net" && th == 8 {
 					r.Error = "sysbench: exit status 1\nFATAL: unable to connect"
@@ -82,6 +83,9 @@ func TestSummarize(t *testing.T) {
 	if f.Failed != 3 || f.QPS.Valid() || !strings.Contains(f.Error, "unable to connect") {
 		t.Errorf("failed cell %+v", f)
 	}
+	if c.ProxyFutexPerQuery != 0.25 || c.ProxyContextSwitchesPerQuery != 1 {
+		t.Errorf("futex %v, context switches %v per query: want the medians 0.25 and 1", c.ProxyFutexPerQuery, c.ProxyContextSwitchesPerQuery)
+	}
 	if d := s.Cell("oltp_read_write", 1, "direct"); d.ProxyCPUUsPerQuery.Valid() {
 		t.Errorf("direct has proxy CPU %v", d.ProxyCPUUsPerQuery)
 	}
@@ -106,7 +110,9 @@ func TestRenderReport(t *testing.T) {
 		"![oltp_read_write: QPS by threads](bench/plots/qps-oltp_read_write.png)",
 		"![oltp_read_write: proxy CPU µs per query](bench/plots/cpu-oltp_read_write.png)",
 		"[bench/results/x](bench/results/x)",
-		"| 8 | direct | 2143 | 20.0 | 10.0 | 102 | 0 | 3/3 |",
+		"| 8 | direct | 2143 | 20.0 | 10.0 | – | – | 102 | 0 | 3/3 |",
+		"| 20.0 | 10.0 | 0.25 | 1.00 | 102 | 0 | 3/3 |",
+		"proxy futex/q | proxy context switches/q",
 		"oltp_read_write, 8 threads, obgate-net: 3 of 3 round(s) failed: sysbench: exit status 1",
 	} {
 		if !strings.Contains(md, want) {

@@ -38,10 +38,15 @@ const (
 // ExtraTarget is another obgate process, started with extra arguments after
 // the standard ones (e.g. "-o", "client_io_mode=net"); in OceanBase mode
 // (in front of obsim) when OceanBase is set.
+//
+// Binary, when set, is the obgate binary this target runs instead of the
+// suite's (relative to the root): an A/B of two builds, interleaved in one
+// run like any two targets.
 type ExtraTarget struct {
 	Name      string
 	Args      []string
 	OceanBase bool
+	Binary    string
 }
 
 // Config is one suite run.
@@ -318,6 +323,17 @@ func checkConfig(cfg *Config) error {
 		}
 		cfg.ObgateBin = bin
 	}
+	for i, e := range cfg.Extras {
+		if e.Binary == "" {
+			continue
+		}
+		bin := cfg.abs(e.Binary)
+		st, err := os.Stat(bin)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("obgate binary %s of target %s not found or not executable", bin, e.Name)
+		}
+		cfg.Extras[i].Binary = bin
+	}
 	if cfg.needsOBSim() {
 		bin := cfg.abs(orDefault(cfg.OBSimBin, "bin/obsim"))
 		st, err := os.Stat(bin)
@@ -506,12 +522,16 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 			if t.Mode == ModeOceanBase {
 				servers = []string{"-r", sim.RSList, "-c", OBCluster}
 			}
-			argv := obgateArgv(cfg.ObgateBin, port, mport, confDir, servers, cfg.ObgateOpts)
+			bin, extra := cfg.ObgateBin, []string(nil)
 			for _, e := range cfg.Extras {
 				if e.Name == name {
-					argv = append(argv, e.Args...)
+					extra = append(extra, e.Args...)
+					if e.Binary != "" {
+						bin = e.Binary
+					}
 				}
 			}
+			argv := append(obgateArgv(bin, port, mport, confDir, servers, cfg.ObgateOpts), extra...)
 			p, err := StartProcess(name, filepath.Join(outDir, "logs", name+".log"), argv...)
 			if err != nil {
 				return targets, cleanup, err
@@ -603,7 +623,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 		ProxyCPUSeconds: NaN, ProxyCPUUsPerQuery: NaN,
 		MariaDBCPUSeconds: NaN, MariaDBCPUUsPerQuery: NaN,
 		ClientCPUSeconds: NaN, ClientCPUUsPerQuery: NaN,
-		ProxySyscallsPerQuery: NaN,
+		ProxySyscallsPerQuery: NaN, ProxyFutexPerQuery: NaN, ProxyContextSwitchesPerQuery: NaN,
 	}
 	r.Stats.P95Ms, r.Stats.P99Ms, r.Stats.PercentileMs = NaN, NaN, NaN
 	r.RawFile = filepath.ToSlash(filepath.Join("raw", strings.TrimSuffix(runFileName(r), ".json")+".txt"))
@@ -685,6 +705,12 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	}
 	if counter != nil && counterErr == nil && q > 0 {
 		r.ProxySyscalls, r.ProxySyscallsPerQuery = syscalls.Total, Num(float64(syscalls.Total)/q)
+		if n, ok := syscalls.ByName["futex"]; ok || syscalls.Method == CounterPerf {
+			r.ProxyFutexPerQuery = Num(float64(n) / q)
+		}
+		if syscalls.ContextSwitches >= 0 {
+			r.ProxyContextSwitchesPerQuery = Num(float64(syscalls.ContextSwitches) / q)
+		}
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		c := ps.UserTime() + ps.SystemTime()

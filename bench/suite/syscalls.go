@@ -54,6 +54,9 @@ type SyscallCount struct {
 	// only): for read mostly EAGAIN, a read that found nothing and made the
 	// goroutine wait for the poller.
 	Failed map[string]int64 `json:"failed,omitempty"`
+	// ContextSwitches counts the process's context switches (perf's
+	// context-switches software event); -1 when not counted (strace).
+	ContextSwitches int64 `json:"context_switches"`
 }
 
 // Data sums the counts of DataSyscalls.
@@ -104,7 +107,7 @@ func StartSyscallCounter(ctx context.Context, method string, pid int, outPath st
 		if names == nil {
 			names = PerfSyscallNames
 		}
-		events := []string{"raw_syscalls:sys_enter"}
+		events := []string{"raw_syscalls:sys_enter", "context-switches"}
 		for _, n := range names {
 			events = append(events, "syscalls:sys_enter_"+n)
 		}
@@ -262,7 +265,7 @@ func (c *SyscallCounter) Stop(ctx context.Context) (SyscallCount, error) {
 // ParsePerfStat reads the CSV output of `perf stat -x ,` over
 // raw_syscalls:sys_enter and syscalls:sys_enter_<name> events.
 func ParsePerfStat(b []byte) (SyscallCount, error) {
-	c := SyscallCount{Method: CounterPerf, ByName: map[string]int64{}}
+	c := SyscallCount{Method: CounterPerf, ByName: map[string]int64{}, ContextSwitches: -1}
 	seenTotal := false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Split(line, ",")
@@ -279,6 +282,8 @@ func ParsePerfStat(b []byte) (SyscallCount, error) {
 		switch ev := f[2]; {
 		case ev == "raw_syscalls:sys_enter":
 			c.Total, seenTotal = n, true
+		case ev == "context-switches" || ev == "cs":
+			c.ContextSwitches = n
 		case strings.HasPrefix(ev, "syscalls:sys_enter_"):
 			if n > 0 {
 				c.ByName[strings.TrimPrefix(ev, "syscalls:sys_enter_")] = n
@@ -299,7 +304,7 @@ func ParsePerfStat(b []byte) (SyscallCount, error) {
 //	...
 //	100.00    0.274336           2    120000       120 total
 func ParseStraceSummary(b []byte) (SyscallCount, error) {
-	c := SyscallCount{Method: CounterStrace, ByName: map[string]int64{}, Failed: map[string]int64{}}
+	c := SyscallCount{Method: CounterStrace, ByName: map[string]int64{}, Failed: map[string]int64{}, ContextSwitches: -1}
 	seenTotal := false
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)

@@ -43,12 +43,13 @@ func TestParsePerfStat(t *testing.T) {
 46899,,syscalls:sys_enter_read,53961,100.00,,
 0,,syscalls:sys_enter_recvfrom,53961,100.00,,
 20040,,syscalls:sys_enter_write,53961,100.00,,
+3120,,context-switches,53961,100.00,,
 `
 	c, err := ParsePerfStat([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Total != 96775 || c.ByName["read"] != 46899 || c.ByName["write"] != 20040 || len(c.ByName) != 2 {
+	if c.Total != 96775 || c.ByName["read"] != 46899 || c.ByName["write"] != 20040 || len(c.ByName) != 2 || c.ContextSwitches != 3120 {
 		t.Fatalf("counts %+v", c)
 	}
 	if _, err := ParsePerfStat([]byte("<not supported>,,raw_syscalls:sys_enter,0,100.00,,\n")); err == nil {

@@ -77,9 +77,11 @@ func run(args []string) error {
 		extras      listFlag
 		obExtras    listFlag
 		obgateOpts  listFlag
+		binaries    listFlag
 	)
 	fs.Var(&extras, "target", "extra obgate target `name=arg,arg,...`: another obgate process started with these extra arguments after the standard ones, split at commas (e.g. obgate-net=-o,client_io_mode=net); added to --targets unless that flag is given; repeatable")
 	fs.Var(&obExtras, "ob-target", "like --target, for obgate in OceanBase mode in front of obsim (`name=arg,arg,...`); repeatable")
+	fs.Var(&binaries, "target-binary", "`name=path`: the target defined with --target or --ob-target runs this obgate binary (relative to the repository root) instead of --obgate, for an interleaved A/B of two builds; repeatable")
 	fs.Var(&obgateOpts, "obgate-opt", "extra `key=value` passed as -o to every obgate target; repeatable")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sysbench-suite [flags]\n\nRuns sysbench against MariaDB directly, through HAProxy and through obgate,\nand against a simulated OceanBase node directly and through obgate in\nOceanBase mode, then writes bench/results/<timestamp>/, bench/plots/ and\nthe sysbench section of BENCHMARKS.md.\n\nFlags:\n")
@@ -158,6 +160,19 @@ func run(args []string) error {
 			if !set["targets"] {
 				cfg.Targets = append(cfg.Targets, name)
 			}
+		}
+	}
+
+	for _, e := range binaries {
+		name, path, ok := strings.Cut(e, "=")
+		found := false
+		for i := range cfg.Extras {
+			if cfg.Extras[i].Name == name {
+				cfg.Extras[i].Binary, found = path, true
+			}
+		}
+		if !ok || path == "" || !found {
+			return fmt.Errorf("--target-binary %q: want name=path for a target defined with --target or --ob-target", e)
 		}
 	}
 
