@@ -655,7 +655,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	if t.proc != nil {
 		if cfg.SyscallCounter != "" && t.IsProxy() {
 			out := filepath.Join(outDir, "raw", strings.TrimSuffix(runFileName(r), ".json")+".syscalls.txt")
-			counter, counterErr = StartSyscallCounter(ctx, cfg.SyscallCounter, t.proc.PID(), out, []string{})
+			counter, counterErr = StartSyscallCounter(ctx, cfg.SyscallCounter, t.proc.PID(), out, []string{"futex"})
 		}
 		px0, pxErr0 = CPUTime(t.proc.PID())
 	}
@@ -705,9 +705,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	}
 	if counter != nil && counterErr == nil && q > 0 {
 		r.ProxySyscalls, r.ProxySyscallsPerQuery = syscalls.Total, Num(float64(syscalls.Total)/q)
-		if n, ok := syscalls.ByName["futex"]; ok || syscalls.Method == CounterPerf {
-			r.ProxyFutexPerQuery = Num(float64(n) / q)
-		}
+		r.ProxyFutexPerQuery = Num(float64(syscalls.ByName["futex"]) / q) // both counters count futex
 		if syscalls.ContextSwitches >= 0 {
 			r.ProxyContextSwitchesPerQuery = Num(float64(syscalls.ContextSwitches) / q)
 		}
