@@ -70,7 +70,8 @@ func TestE2EPipelinedClientBounded(t *testing.T) {
 // on one netpoll connection are served by one OnRequest call, which waits
 // a moment for the next request instead of returning after each (netpoll
 // would start and hand over a new task per statement); once the client
-// pauses, the call returns and the next statement starts a new one.
+// pauses, the call returns and the next statement starts a new one; a
+// client that always pauses is never waited for.
 func TestE2EBusyClientKeepsItsTask(t *testing.T) {
 	testkit.CheckLeaks(t)
 	p := startProxy(t, "netpoll")
@@ -101,5 +102,21 @@ func TestE2EBusyClientKeepsItsTask(t *testing.T) {
 	query()
 	if calls := reactor.NetpollRequestCalls() - before; calls != 1 {
 		t.Errorf("a statement after a pause took %d OnRequest calls, want a new one", calls)
+	}
+
+	// A client that pauses between statements is not waited for: each
+	// statement is its own call, and no wait ends in a timeout (the
+	// first may: the statement before it came without a pause).
+	const paced = 20
+	before, timeouts := reactor.NetpollRequestCalls(), reactor.NetpollLingerTimeouts()
+	for range paced {
+		time.Sleep(5 * time.Millisecond)
+		query()
+	}
+	if calls := reactor.NetpollRequestCalls() - before; calls != paced {
+		t.Errorf("%d paced statements took %d OnRequest calls", paced, calls)
+	}
+	if n := reactor.NetpollLingerTimeouts() - timeouts; n > 1 {
+		t.Errorf("%d of %d paced statements were followed by a wait that timed out", n, paced)
 	}
 }

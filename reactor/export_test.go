@@ -11,3 +11,7 @@ func ReadBoundPauses() uint64 { return readBoundPauses.Load() }
 // NetpollRequestCalls counts the times netpoll called a session's
 // OnRequest.
 func NetpollRequestCalls() uint64 { return netpollRequestCalls.Load() }
+
+// NetpollLingerTimeouts counts the waits for a busy client's next request
+// that ended without one.
+func NetpollLingerTimeouts() uint64 { return netpollLingerTimeouts.Load() }

@@ -119,20 +119,24 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 }
 
 // onRequest is netpoll's OnRequest: it serves commands while they come,
-// one after another, and returns once the client has been quiet for
-// requestLinger (or the session ends). netpoll never runs it concurrently
-// with itself or with the close callbacks of the same connection, and
-// calls it again when input arrives after it returned.
+// one after another, and returns when the client goes quiet (or the
+// session ends). netpoll never runs it concurrently with itself or with
+// the close callbacks of the same connection, and calls it again when
+// input arrives after it returned.
 //
-// Waiting a moment for the next command in the same call, rather than
-// returning at once, keeps a busy connection's commands on one pooled
-// goroutine, woken by the poller when the next request arrives: netpoll
-// need not start a task (a closure allocated per call) and hand it to the
-// pool for each statement. The session is idle while it waits, so a KILL
-// or shutdown closes it as any idle one.
+// A busy client, one whose request came within requestLinger of its
+// previous answer, probably sends the next one as soon: after each of its
+// commands onRequest waits up to requestLinger for the next request
+// rather than returning at once, so its commands stay on one pooled
+// goroutine, woken by the poller, and netpoll need not start a task (a
+// closure allocated per call) and hand it to the pool per statement. A
+// client with longer pauses is not waited for, as the wait would only end
+// in a timer firing. The session is idle while it waits, so a KILL or a
+// shutdown closes it as any idle one.
 func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 	defer s.containPanic(panicNetpollRequest)
 	netpollRequestCalls.Add(1)
+	busy := time.Now().UnixNano()-s.lastActive.Load() < int64(requestLinger)
 	for {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return conn.Close()
@@ -140,28 +144,28 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 		if !s.afterCommand(s.serveCommandContained()) {
 			return conn.Close()
 		}
-		if !s.awaitNextRequest(conn) {
+		switch {
+		case s.client.Buffered() > 0:
+		case !busy || !s.awaitNextRequest(conn):
 			return nil
 		}
 	}
 }
 
-// netpollRequestCalls counts onRequest calls (tests compare it with the
-// statements served).
-var netpollRequestCalls atomic.Uint64
+// netpollRequestCalls counts onRequest calls, and netpollLingerTimeouts
+// the waits for a next request that ended with none (tests compare them
+// with the statements served).
+var netpollRequestCalls, netpollLingerTimeouts atomic.Uint64
 
-// requestLinger is how long onRequest waits for a client's next command
-// before it gives its goroutine back: longer than a busy client takes to
-// send its next statement, short enough that an idle connection soon
-// holds no goroutine.
+// requestLinger is how long onRequest waits for a busy client's next
+// command before it gives its goroutine back: longer than a busy client
+// takes to send its next statement, short enough that an idle connection
+// soon holds no goroutine.
 const requestLinger = time.Millisecond
 
-// awaitNextRequest reports whether the next command arrived within
-// requestLinger (or was buffered already).
+// awaitNextRequest reports whether the next request began to arrive
+// within requestLinger.
 func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
-	if s.client.Buffered() > 0 {
-		return true
-	}
 	if !conn.IsActive() {
 		return false
 	}
@@ -183,7 +187,11 @@ func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
 	if rb != nil {
 		rb.afterConsume()
 	}
-	return err == nil
+	if err != nil {
+		netpollLingerTimeouts.Add(1)
+		return false
+	}
+	return true
 }
 
 // onClientGone is netpoll's OnDisconnect: the client hung up. A command
