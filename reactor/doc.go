@@ -21,10 +21,12 @@
 //	CloseCallback      onNetpollClose     requestClose; never onRequest
 //
 // netpoll serialises OnRequest calls of one connection and runs the close
-// callbacks only when no OnRequest is running. onRequest handles exactly
-// one command per call (netpoll calls it again while input remains) and is
-// the only writer of the client connection, so there is never more than
-// one writer per connection and never a write after the buffers are freed.
+// callbacks only when no OnRequest is running. onRequest serves the
+// commands that arrive one after another (after a busy client's command it
+// waits up to a millisecond for the next request, then returns; netpoll
+// calls it again when more input arrives) and is the only writer of the
+// client connection, so there is never more than one writer per
+// connection and never a write after the buffers are freed.
 //
 // Server connections follow their client's transport. With netpoll they
 // join the same pollers (npServerConn): the poller reads a server's answer

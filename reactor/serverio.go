@@ -144,6 +144,7 @@ func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
 		}
 	}
 }
+
 func (o *ob20ServerIO) buffered() int    { return o.fr.Buffered() + connBuffered(o.conn) }
 func (o *ob20ServerIO) peerClosed() bool { return o.peek.peerClosed(o.conn) }
 
