@@ -94,10 +94,16 @@ func TestOB20FramerLentOutputError(t *testing.T) {
 	if err := f.WriteFrame(selectOnePacket(), nil, OB20LastPacket); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want %v", err, boom)
 	}
-	big := make([]byte, 100)
-	f.SetMaxPayload(50)
-	if err := f.WriteFrame(nil, big, 0); err == nil {
+	// A working lender: the extra info that cannot fit is refused before
+	// anything is lent.
+	ok := &lendingBuffer{}
+	g := NewOB20Framer(nil, ok, FramerServer, 1)
+	g.SetMaxPayload(50)
+	if err := g.WriteFrame(nil, make([]byte, 100), 0); err == nil {
 		t.Fatal("extra info larger than a frame was accepted")
+	}
+	if ok.lends != 0 || ok.out.Len() != 0 {
+		t.Fatalf("%d lends, %d bytes sent for a refused frame", ok.lends, ok.out.Len())
 	}
 }
 

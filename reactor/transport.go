@@ -164,29 +164,20 @@ var netpollRequestCalls, netpollLingerTimeouts atomic.Uint64
 const requestLinger = time.Millisecond
 
 // awaitNextRequest reports whether the next request began to arrive
-// within requestLinger.
+// within requestLinger. It waits through the session's netpoll transport
+// (under an OB 2.0 layer, the raw one), so the read bound sees the wait.
 func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
-	if !conn.IsActive() {
+	nc, ok := s.client.(*netpollClientIO)
+	if oc, isOB := s.client.(*ob20ClientIO); isOB {
+		nc, ok = oc.raw.(*netpollClientIO)
+	}
+	if !ok || !conn.IsActive() {
 		return false
 	}
-	var rb *readBound
-	switch c := s.client.(type) {
-	case *netpollClientIO:
-		rb = c.rb
-	case *ob20ClientIO:
-		if nc, ok := c.raw.(*netpollClientIO); ok {
-			rb = nc.rb
-		}
-	}
-	if rb != nil {
-		rb.beforeWait(1)
-	}
 	_ = conn.SetReadTimeout(requestLinger)
-	_, err := conn.Reader().Peek(1)
+	_, err := nc.Peek(1)
 	_ = conn.SetReadTimeout(clientReadTimeout)
-	if rb != nil {
-		rb.afterConsume()
-	}
+	nc.Release() // nothing was consumed; ends the wait for the read bound
 	if err != nil {
 		netpollLingerTimeouts.Add(1)
 		return false
