@@ -104,6 +104,9 @@ func FuzzOB20ExtraInfo(f *testing.F) {
 func FuzzOB20Obj(f *testing.F) {
 	f.Add(AppendOBRowkey(nil, OBIntValue(-5), OBVarcharValue("abc"), OBMaxValue))
 	f.Add(AppendOBRow(nil, OBIntValue(7)))
+	f.Add(AppendOBRowkey(nil, OBObj{Meta: OBObjMeta{Type: OBTypeDate, CollationLevel: 5, Collation: 63, Scale: -1}, Int: -1},
+		OBObj{Meta: OBObjMeta{Type: OBTypeDatetime, CollationLevel: 5, Collation: 63}, Int: 1709214310000000},
+		OBObj{Meta: OBObjMeta{Type: OBTypeDecimalInt, CollationLevel: 5, Collation: 63, Scale: 2}, Bytes: []byte{0xd2, 0x04, 0, 0}}))
 	f.Add([]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if o, pos, ok := ReadOBObj(b, 0); ok {

@@ -52,9 +52,16 @@ const (
 	OBTypeUMediumInt OBObjType = 8
 	OBTypeUInt32     OBObjType = 9
 	OBTypeUInt64     OBObjType = 10
+	OBTypeDatetime   OBObjType = 17 // microseconds since 1970-01-01 00:00:00, wall clock
+	OBTypeTimestamp  OBObjType = 18 // microseconds since the epoch, UTC
+	OBTypeDate       OBObjType = 19 // days since 1970-01-01
 	OBTypeVarchar    OBObjType = 22
 	OBTypeChar       OBObjType = 23
 	OBTypeExtend     OBObjType = 25
+	// OBTypeDecimalInt is a DECIMAL as OceanBase 4.2 and later hold it:
+	// Bytes is the unscaled integer (little-endian two's complement),
+	// Meta.Scale its scale.
+	OBTypeDecimalInt OBObjType = 50
 )
 
 // IsString reports whether t carries bytes (varchar or char).
@@ -121,10 +128,14 @@ func AppendOBObj(dst []byte, o OBObj) []byte {
 	switch o.Meta.Type {
 	case OBTypeTinyInt, OBTypeUTinyInt:
 		dst = append(dst, byte(o.Int))
-	case OBTypeSmallInt, OBTypeMediumInt, OBTypeInt32, OBTypeUSmallInt, OBTypeUMediumInt, OBTypeUInt32:
+	case OBTypeSmallInt, OBTypeMediumInt, OBTypeInt32, OBTypeUSmallInt, OBTypeUMediumInt, OBTypeUInt32, OBTypeDate:
 		dst = AppendOBVarint(dst, uint64(uint32(o.Int)))
-	case OBTypeInt, OBTypeUInt64, OBTypeExtend:
+	case OBTypeInt, OBTypeUInt64, OBTypeExtend, OBTypeDatetime, OBTypeTimestamp:
 		dst = AppendOBVarint(dst, uint64(o.Int))
+	case OBTypeDecimalInt: // val_len and scale as 32-bit varints, then the bytes
+		dst = AppendOBVarint(dst, uint64(len(o.Bytes)))
+		dst = AppendOBVarint(dst, uint64(uint32(int32(o.Meta.Scale))))
+		dst = append(dst, o.Bytes...)
 	case OBTypeVarchar, OBTypeChar:
 		dst = AppendOBVarint(dst, uint64(len(o.Bytes)))
 		dst = append(dst, o.Bytes...)
@@ -154,7 +165,7 @@ func ReadOBObj(b []byte, pos int) (OBObj, int, bool) {
 			o.Int = int64(b[p])
 		}
 		p++
-	case OBTypeSmallInt, OBTypeMediumInt, OBTypeInt32, OBTypeUSmallInt, OBTypeUMediumInt, OBTypeUInt32:
+	case OBTypeSmallInt, OBTypeMediumInt, OBTypeInt32, OBTypeUSmallInt, OBTypeUMediumInt, OBTypeUInt32, OBTypeDate:
 		v, q, ok := ReadOBVarint(b, p)
 		if !ok || v > 0xffffffff {
 			return o, pos, false
@@ -165,12 +176,22 @@ func ReadOBObj(b []byte, pos int) (OBObj, int, bool) {
 			o.Int = int64(int32(uint32(v)))
 		}
 		p = q
-	case OBTypeInt, OBTypeUInt64, OBTypeExtend:
+	case OBTypeInt, OBTypeUInt64, OBTypeExtend, OBTypeDatetime, OBTypeTimestamp:
 		v, q, ok := ReadOBVarint(b, p)
 		if !ok {
 			return o, pos, false
 		}
 		o.Int, p = int64(v), q
+	case OBTypeDecimalInt:
+		n, q, ok := ReadOBVarint(b, p)
+		if !ok || n > 64 {
+			return o, pos, false
+		}
+		sc, q, ok := ReadOBVarint(b, q)
+		if !ok || sc > 0xffffffff || int32(uint32(sc)) != int32(o.Meta.Scale) || uint64(len(b)-q) < n {
+			return o, pos, false
+		}
+		o.Bytes, p = b[q:q+int(n)], q+int(n)
 	case OBTypeVarchar, OBTypeChar:
 		n, q, ok := ReadOBVarint(b, p)
 		if !ok || n >= uint64(len(b)-q) { // the bytes and the NUL
