@@ -65,6 +65,39 @@ func partTopology(readOnly bool) *obsim.Topology {
 			&obsim.PartSpec{Type: "KEY", Columns: []string{"host"}, Num: 2}),
 		{Tenant: obTenant, Database: partDB, Name: "plain", Create: "CREATE TABLE plain (id INT PRIMARY KEY, v VARCHAR(32))",
 			Leaders: []string{"zone2-1"}},
+		// KEY(b, a): the view lists a first (its place in the table); the
+		// hash takes b first.
+		table("kba_accounts", "CREATE TABLE kba_accounts (a INT NOT NULL, b VARCHAR(32) NOT NULL, v VARCHAR(32), PRIMARY KEY (a, b))",
+			&obsim.PartSpec{Type: "KEY", Columns: []string{"b", "a"}, Num: 3}, nil),
+		// binary keeps trailing spaces: 'x ' and 'x' are different keys.
+		table("kbin_blobs", "CREATE TABLE kbin_blobs (k VARBINARY(32) PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "KEY", Columns: []string{"k"}, Num: 5}, nil),
+		// utf8mb4_general_ci weights from OceanBase's table: Hangul, kana
+		// with dakuten, Georgian, Glagolitic weigh themselves.
+		table("ko_names", "CREATE TABLE ko_names (name VARCHAR(32) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "KEY", Columns: []string{"name"}, Num: 7}, nil),
+		// RANGE(YEAR(d)), an expression obgate computes.
+		table("ey_logs", "CREATE TABLE ey_logs (id INT NOT NULL, d DATE NOT NULL, v VARCHAR(32), PRIMARY KEY (id, d))",
+			&obsim.PartSpec{Type: "RANGE", Columns: []string{"d"}, Expr: "YEAR(`d`)", Partitions: []obsim.PartDef{
+				rangeDef("p2023", "2024"), rangeDef("p2024", "2025"), rangeDef("pmax", "MAXVALUE")}}, nil),
+		// RANGE(UNIX_TIMESTAMP(ts)): TIMESTAMP keys in the session's time
+		// zone (the tenant's +8:00 until a SET).
+		table("ut_ticks", "CREATE TABLE ut_ticks (ts TIMESTAMP NOT NULL PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "RANGE", Columns: []string{"ts"}, Expr: "UNIX_TIMESTAMP(ts)", Partitions: []obsim.PartDef{
+				rangeDef("p0", "1704067200"), rangeDef("p1", "MAXVALUE")}}, nil),
+		// KEY over DATE and DECIMAL; RANGE COLUMNS over DECIMAL.
+		table("kd_days", "CREATE TABLE kd_days (d DATE NOT NULL, amount DECIMAL(10,2) NOT NULL, v VARCHAR(32), PRIMARY KEY (d, amount))",
+			&obsim.PartSpec{Type: "KEY", Columns: []string{"d", "amount"}, Num: 5}, nil),
+		table("rc_prices", "CREATE TABLE rc_prices (price DECIMAL(12,2) PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "RANGE COLUMNS", Columns: []string{"price"}, Partitions: []obsim.PartDef{
+				rangeDef("cheap", "'10.00'"), rangeDef("mid", "'100.50'"), rangeDef("dear", "MAXVALUE")}}, nil),
+		// HASH partitions whose part ids are not in partition order (a DDL
+		// rebuilt some): the i-th row is partition i.
+		table("hp_orders", "CREATE TABLE hp_orders (id BIGINT PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "HASH", Columns: []string{"id"}, Num: 4, PartIDs: []int64{500004, 500001, 500003, 500002}}, nil),
+		// HASH(id DIV 10), an expression obgate does not compute.
+		table("hd_items", "CREATE TABLE hd_items (id INT PRIMARY KEY, v VARCHAR(32))",
+			&obsim.PartSpec{Type: "HASH", Columns: []string{"id"}, Expr: "id DIV 10", Num: 3}, nil),
 	}
 	return topo
 }
@@ -122,6 +155,23 @@ func pointStatement(rng *rand.Rand, marker string) (query string, args []any) {
 			"SELECT " + c + "v FROM rk_metrics WHERE day = ? AND host = ?", []any{day, host}},
 		{fmt.Sprintf("SELECT %sv FROM plain WHERE id = %d", c, id), "SELECT " + c + "v FROM plain WHERE id = ?", []any{id}},
 	}
+	a := rng.IntN(100)
+	b := fmt.Sprintf("u%d", rng.IntN(30))
+	blob := []string{"x", "x ", "x  ", "ab", "ab "}[rng.IntN(5)]
+	hangul := []string{"한국어", "서울", "부산", "가", "각", "がぎぐ", "パン", "バス", "ქართული", "Ⰰⰰ", "豈", "Ω", "Ω", "😀"}[rng.IntN(14)]
+	date := []string{"2023-01-01", "2023-12-31", "2024-01-01", "2024-02-29", "2024-12-31", "2031-06-15"}[rng.IntN(6)]
+	stamp := []string{"2023-06-01 12:00:00", "2024-01-01 07:59:59", "2024-01-01 08:00:00", "2025-03-01 00:00:00"}[rng.IntN(4)]
+	amount := []string{"0.00", "9.99", "10.00", "12.34", "100.49", "100.50", "-3.25", "99999999.99"}[rng.IntN(8)]
+	forms = append(forms,
+		form{fmt.Sprintf("SELECT %sv FROM kba_accounts WHERE a = %d AND b = '%s'", c, a, b), "SELECT " + c + "v FROM kba_accounts WHERE a = ? AND b = ?", []any{a, b}},
+		form{fmt.Sprintf("SELECT %sv FROM kbin_blobs WHERE k = '%s'", c, blob), "SELECT " + c + "v FROM kbin_blobs WHERE k = ?", []any{blob}},
+		form{fmt.Sprintf("SELECT %sv FROM ko_names WHERE name = '%s'", c, hangul), "SELECT " + c + "v FROM ko_names WHERE name = ?", []any{hangul}},
+		form{fmt.Sprintf("SELECT %sv FROM ey_logs WHERE d = '%s'", c, date), "SELECT " + c + "v FROM ey_logs WHERE d = ?", []any{date}},
+		form{fmt.Sprintf("SELECT %sv FROM ut_ticks WHERE ts = '%s'", c, stamp), "SELECT " + c + "v FROM ut_ticks WHERE ts = ?", []any{stamp}},
+		form{fmt.Sprintf("SELECT %sv FROM kd_days WHERE d = '%s' AND amount = %s", c, date, amount), "SELECT " + c + "v FROM kd_days WHERE d = ? AND amount = ?", []any{date, amount}},
+		form{fmt.Sprintf("SELECT %sv FROM rc_prices WHERE price = %s", c, amount), "SELECT " + c + "v FROM rc_prices WHERE price = ?", []any{amount}},
+		form{fmt.Sprintf("SELECT %sv FROM hp_orders WHERE id = %d", c, id), "SELECT " + c + "v FROM hp_orders WHERE id = ?", []any{id}},
+	)
 	f := forms[rng.IntN(len(forms))]
 	if prepared {
 		return f.ps, f.args
@@ -141,8 +191,12 @@ func explainRoute(t *testing.T, conn *sql.Conn, query string) string {
 
 // TestOBPartitionRoutingLocal sends 10,000 random point statements (text
 // and prepared) over HASH, KEY, RANGE, LIST, LIST COLUMNS, RANGE COLUMNS +
-// KEY and unpartitioned tables: at least 99.9% must run on their
-// partition's leader, and EXPLAIN ROUTE accounts for the others.
+// KEY and unpartitioned tables, and over the shapes a real cluster has:
+// KEY(b, a) against the table's column order, a binary key with trailing
+// spaces, Korean and Japanese general_ci keys, RANGE(YEAR(d)),
+// RANGE(UNIX_TIMESTAMP(ts)), DATE and DECIMAL keys, HASH partitions whose
+// ids are out of order: at least 99.9% must run on their partition's
+// leader, and EXPLAIN ROUTE accounts for the others.
 func TestOBPartitionRoutingLocal(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startPartOBSim(t, false)
@@ -420,4 +474,57 @@ func adminRows(t *testing.T, cl *mysqlproto.Client, q string) [][]string {
 		out = append(out, row)
 	}
 	return out
+}
+
+// TestOBPartitionExpressionsAndTimeZone: a partitioning expression obgate
+// does not compute (HASH(id DIV 10)) is routed by the servers holding the
+// table and EXPLAIN ROUTE says why; TIMESTAMP keys follow the session's
+// time zone through a SET time_zone, which both obgate (from the server's
+// session tracking) and the cluster apply.
+func TestOBPartitionExpressionsAndTimeZone(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startPartOBSim(t, false)
+	p := startOBProxy(t, c, ioModes[0])
+	_, conn := obConn(t, p, func(cfg *mysql.Config) { cfg.DBName = partDB })
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+
+	ex := explainRoute(t, conn, "SELECT v FROM hd_items WHERE id = 15")
+	if !strings.Contains(ex, "partitioning expression not computed") {
+		t.Errorf("EXPLAIN ROUTE of an uncomputed expression:%s", ex)
+	}
+	mk := newMarker("expr")
+	if _, err := conn.ExecContext(ctx, "SELECT /* "+mk+" */ v FROM hd_items WHERE id = 15"); err != nil {
+		t.Fatal(err)
+	}
+	ex = explainRoute(t, conn, "SELECT v FROM ey_logs WHERE d = '2024-06-01'")
+	if !strings.Contains(ex, "key values") {
+		t.Errorf("EXPLAIN ROUTE of RANGE(YEAR(d)):%s", ex)
+	}
+
+	// +8:00, the tenant's time zone: 07:59:59 is 23:59:59 UTC the day
+	// before, in p0. After SET time_zone = '+00:00' the same text is in p1.
+	run := func(ts, want string) {
+		t.Helper()
+		m := newMarker("tz")
+		if _, err := conn.ExecContext(ctx, "SELECT /* "+m+" */ v FROM ut_ticks WHERE ts = ?", ts); err != nil {
+			t.Fatal(err)
+		}
+		e := entryFor(t, c, m)
+		if !e.Local || len(e.Partitions) != 1 || e.Partitions[0] != want {
+			t.Errorf("ts %s: ran on %s in %v (local %v), want %s on its leader", ts, e.Node, e.Partitions, e.Local, want)
+		}
+	}
+	run("2024-01-01 07:59:59", "p0")
+	run("2024-01-01 08:00:00", "p1")
+	if _, err := conn.ExecContext(ctx, "SET time_zone = '+00:00'"); err != nil {
+		t.Fatal(err)
+	}
+	run("2024-01-01 07:59:59", "p1")
+	run("2023-12-31 23:59:59", "p0")
+	if _, err := conn.ExecContext(ctx, "SET time_zone = '-05:00'"); err != nil {
+		t.Fatal(err)
+	}
+	run("2023-12-31 18:59:59", "p0")
+	run("2023-12-31 19:00:00", "p1")
 }

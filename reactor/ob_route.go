@@ -58,6 +58,7 @@ func (s *Session) stmtRoute(cfg *config.Config) route.StmtRoute {
 		PrimaryZoneName:   cfg.ProxyPrimaryZoneName,
 		EnablePrimaryZone: cfg.EnablePrimaryZone,
 		LocationWait:      min(cfg.ShortAsyncTaskTimeout, time.Second),
+		TimeZone:          ob.timeZone,
 		Explain:           ob.route.explain,
 	}
 	if rv.idc != "" {

@@ -49,6 +49,8 @@ type obSession struct {
 	snap           obSnapshot               // what publishOB last published
 	routeBuf       []string                 // candidate list, reused by every routing decision
 	route          obRouting                // the statement being routed, and what its plan used
+	timeZone       *time.Location           // the session's time_zone (updateTimeZone); nil when unknown
+	timeZoneText   string                   // the value timeZone was read from
 }
 
 // prepared is a statement prepared by the client, which obgate prepares

@@ -2,8 +2,10 @@ package reactor
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
+	"obgate/internal/obpart"
 	"obgate/mysqlproto"
 )
 
@@ -86,4 +88,29 @@ func (s *Session) updateWaitTimeout() {
 		d = time.Duration(secs) * time.Second
 	}
 	s.waitTimeout.Store(int64(d))
+	s.updateTimeZone()
+}
+
+// updateTimeZone reads the session's time_zone, in which TIMESTAMP
+// partition keys are read: the value the server reported for the session,
+// else the cluster's global one. It runs with updateWaitTimeout.
+func (s *Session) updateTimeZone() {
+	val, ok := "", false
+	for _, e := range s.ob.vars.sys {
+		if e.name == "time_zone" {
+			val, ok = e.value, true
+		}
+	}
+	if !ok {
+		if t := s.ob.cluster.Table(); t != nil {
+			val, ok = t.SysVars["time_zone"]
+		}
+	}
+	if !ok {
+		s.ob.timeZone = nil
+		return
+	}
+	if val != s.ob.timeZoneText || s.ob.timeZone == nil {
+		s.ob.timeZone, s.ob.timeZoneText = obpart.ParseTimeZone(strings.Trim(val, "'")), val
+	}
 }

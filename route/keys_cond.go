@@ -454,7 +454,7 @@ func (st *calcState) readKey(ci int, between int) (kval, bool) {
 		if v, ok := st.cast(&l, &st.d.cols[ci]); ok {
 			return v, true
 		}
-		st.note(ci, HowBadValue)
+		st.note(ci, st.castFailure(ci))
 	} else {
 		st.noteLit(ci, ls)
 	}
@@ -504,7 +504,7 @@ func (st *calcState) literalFirst() {
 	}
 	v, ok := st.cast(&l, &st.d.cols[ci])
 	if !ok {
-		st.note(ci, HowBadValue)
+		st.note(ci, st.castFailure(ci))
 		return
 	}
 	st.applyCmp(ci, op.mirror(), v)
@@ -534,7 +534,7 @@ func (st *calcState) inList(ci int) {
 		}
 		v, ok := st.cast(&l, &st.d.cols[ci])
 		if !ok {
-			st.note(ci, HowBadValue)
+			st.note(ci, st.castFailure(ci))
 			st.skipToClose()
 			st.skipRest(0)
 			return
@@ -602,13 +602,13 @@ func (st *calcState) applyEq(ci, start, n int, one kval) {
 	}
 	c := &st.cond.col[ci]
 	if c.eq {
-		class := st.d.cols[ci].class
+		col := &st.d.cols[ci]
 		k := 0
 		for i := start; i < start+n; i++ {
 			v := &st.pool[i]
 			for j := int(c.eqOff); j < int(c.eqOff)+int(c.eqN); j++ {
 				o := &st.pool[j]
-				if compareKV(class, *v, st.bytesOf(v), *o, st.bytesOf(o)) == 0 {
+				if compareKV(col, *v, st.bytesOf(v), *o, st.bytesOf(o)) == 0 {
 					st.pool[start+k] = *v
 					k++
 					break
@@ -627,16 +627,17 @@ func (st *calcState) applyRange(ci int, op cmpOp, v kval) {
 		return // a comparison with NULL matches nothing
 	}
 	c := &st.cond.col[ci]
-	class := st.d.cols[ci].class
+	col := &st.d.cols[ci]
 	inc := op == opLe || op == opGe
-	if !inc && (v.kind == kInt || v.kind == kUint) {
-		// Between integers, > v is >= v+1 and < v is <= v-1.
+	if !inc && (v.kind == kInt || v.kind == kUint || v.kind == kDate || v.kind == kTime) {
+		// Between integers (and days, and microseconds), > v is >= v+1 and
+		// < v is <= v-1.
 		switch {
-		case op == opGt && v.kind == kInt && v.i != math.MaxInt64,
+		case op == opGt && v.kind != kUint && v.i != math.MaxInt64,
 			op == opGt && v.kind == kUint && uint64(v.i) != math.MaxUint64:
 			v.i++
 			inc = true
-		case op == opLt && v.kind == kInt && v.i != math.MinInt64,
+		case op == opLt && v.kind != kUint && v.i != math.MinInt64,
 			op == opLt && v.kind == kUint && v.i != 0:
 			v.i--
 			inc = true
@@ -645,7 +646,7 @@ func (st *calcState) applyRange(ci int, op cmpOp, v kval) {
 	if op == opGt || op == opGe {
 		r := 0
 		if c.hasLo {
-			r = compareKV(class, v, st.bytesOf(&v), c.lo, st.bytesOf(&c.lo))
+			r = compareKV(col, v, st.bytesOf(&v), c.lo, st.bytesOf(&c.lo))
 		}
 		if !c.hasLo || r > 0 || (r == 0 && !inc) {
 			c.hasLo, c.lo, c.loInc = true, v, inc
@@ -654,7 +655,7 @@ func (st *calcState) applyRange(ci int, op cmpOp, v kval) {
 	}
 	r := 0
 	if c.hasHi {
-		r = compareKV(class, v, st.bytesOf(&v), c.hi, st.bytesOf(&c.hi))
+		r = compareKV(col, v, st.bytesOf(&v), c.hi, st.bytesOf(&c.hi))
 	}
 	if !c.hasHi || r < 0 || (r == 0 && !inc) {
 		c.hasHi, c.hi, c.hiInc = true, v, inc

@@ -43,7 +43,7 @@ func (st *calcState) evalLevel(l *levelDesc) (int, bool, string) {
 		return 0, false, ""
 	}
 	if !l.usable {
-		return idxUnknown, false, HowKeyType
+		return idxUnknown, false, l.why
 	}
 	combos := 1
 	for _, ci := range l.cols {
@@ -126,21 +126,26 @@ func (st *calcState) evalRange(l *levelDesc) (int, bool, string) {
 		return idxUnknown, false, HowNoKey
 	}
 	if c.hasLo && c.hasHi {
-		r := compareKV(st.d.cols[l.cols[p]].class, c.lo, st.bytesOf(&c.lo), c.hi, st.bytesOf(&c.hi))
+		r := compareKV(&st.d.cols[l.cols[p]], c.lo, st.bytesOf(&c.lo), c.hi, st.bytesOf(&c.hi))
 		if r > 0 || (r == 0 && !(c.loInc && c.hiInc)) {
 			return idxUnknown, false, HowEmpty
 		}
 	}
 	// A full tuple's inclusive bound is the point itself; a prefix's
-	// covers every tuple starting with it.
+	// covers every tuple starting with it. A level that partitions by a
+	// function of its column takes both bounds as inclusive: the functions
+	// never decrease, but keys just above a bound may give the bound's own
+	// value (YEAR of any day of a year), so the function's values lie
+	// between those of the bounds, both included.
 	full := p+1 == nc
+	loInc, hiInc := c.loInc || l.fx != fxNone, c.hiInc || l.fx != fxNone
 	lo, hi := 0, l.n-1
 	var ls locateStatus
 	switch {
 	case c.hasLo:
 		key[p] = c.lo
 		tail := 1
-		if c.loInc {
+		if loInc {
 			tail = -1
 			if full {
 				tail = 0
@@ -161,7 +166,7 @@ func (st *calcState) evalRange(l *levelDesc) (int, bool, string) {
 	case c.hasHi:
 		key[p] = c.hi
 		tail := -1
-		if c.hiInc {
+		if hiInc {
 			tail = 1
 			if full {
 				tail = 0
@@ -194,19 +199,20 @@ func (st *calcState) explainConds() {
 			return
 		}
 		c := &st.cond.col[ci]
+		col := &st.d.cols[ci]
 		var b strings.Builder
-		b.WriteString(st.d.cols[ci].name)
+		b.WriteString(col.name)
 		switch {
 		case c.eq && c.eqN == 1:
 			b.WriteByte('=')
-			st.writeKV(&b, &st.pool[c.eqOff])
+			st.writeKV(&b, col, &st.pool[c.eqOff])
 		case c.eq:
 			b.WriteString(" IN (")
 			for i := int(c.eqOff); i < int(c.eqOff)+int(c.eqN); i++ {
 				if i > int(c.eqOff) {
 					b.WriteByte(',')
 				}
-				st.writeKV(&b, &st.pool[i])
+				st.writeKV(&b, col, &st.pool[i])
 			}
 			b.WriteByte(')')
 		case c.hasLo || c.hasHi:
@@ -216,20 +222,20 @@ func (st *calcState) explainConds() {
 				b.WriteString("(-inf")
 			case c.loInc:
 				b.WriteByte('[')
-				st.writeKV(&b, &c.lo)
+				st.writeKV(&b, col, &c.lo)
 			default:
 				b.WriteByte('(')
-				st.writeKV(&b, &c.lo)
+				st.writeKV(&b, col, &c.lo)
 			}
 			b.WriteByte(',')
 			switch {
 			case !c.hasHi:
 				b.WriteString("+inf)")
 			case c.hiInc:
-				st.writeKV(&b, &c.hi)
+				st.writeKV(&b, col, &c.hi)
 				b.WriteByte(']')
 			default:
-				st.writeKV(&b, &c.hi)
+				st.writeKV(&b, col, &c.hi)
 				b.WriteByte(')')
 			}
 		default:
@@ -240,7 +246,7 @@ func (st *calcState) explainConds() {
 }
 
 // writeKV writes a key value as a SQL literal.
-func (st *calcState) writeKV(b *strings.Builder, v *kval) {
+func (st *calcState) writeKV(b *strings.Builder, col *keyCol, v *kval) {
 	switch v.kind {
 	case kNull:
 		b.WriteString("NULL")
@@ -251,6 +257,10 @@ func (st *calcState) writeKV(b *strings.Builder, v *kval) {
 	case kStr:
 		b.WriteByte('\'')
 		b.WriteString(strings.ReplaceAll(string(st.bytesOf(v)), "'", "''"))
+		b.WriteByte('\'')
+	case kDate, kTime, kDec:
+		b.WriteByte('\'')
+		b.WriteString(formatKV(v, st.bytesOf(v), col.scale))
 		b.WriteByte('\'')
 	default:
 		b.WriteString("MAXVALUE")

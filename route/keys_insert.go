@@ -176,7 +176,7 @@ func (st *calcState) rowValue(ci int) {
 	}
 	v, ok := st.cast(&l, &st.d.cols[ci])
 	if !ok {
-		st.note(ci, HowBadValue)
+		st.note(ci, st.castFailure(ci))
 		return
 	}
 	st.applyEq(ci, st.cond.top, 0, v)

@@ -1,5 +1,7 @@
 package route
 
+import "time"
+
 // The state of one Calculate: a scanner over the statement and the key
 // values found so far. It lives on Calculate's stack; nothing in it
 // points into it (strings in its scratch buffer are held as offsets), so
@@ -36,8 +38,9 @@ type calcState struct {
 	lx     lexer
 	tok    token
 	params Params
-	nParam int // '?' read so far
-	param  int // the index of the last '?' read
+	tz     *time.Location // PartResult.TZ
+	nParam int            // '?' read so far
+	param  int            // the index of the last '?' read
 
 	// The target table and what the statement says of it.
 	table   TableRef

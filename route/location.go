@@ -34,7 +34,7 @@ func (s EntryState) String() string {
 type Replica struct {
 	Addr     string // ip:sql_port
 	Leader   bool
-	ReadOnly bool // a READONLY replica (replica_type 5)
+	ReadOnly bool // a READONLY replica (replica_type 16)
 }
 
 // TabletLocation is where the replicas of one tablet are; the leader, when

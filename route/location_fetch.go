@@ -24,11 +24,16 @@ const (
 	sqlSubPartsFmt = "SELECT /*+READ_CONSISTENCY(WEAK)*/  A.tablet_id as tablet_id, IFNULL((SELECT B.ls_id FROM oceanbase.__all_virtual_tablet_to_ls B WHERE A.tablet_id = B.tablet_id AND B.table_id = %d AND B.tenant_id = (SELECT tenant_id FROM oceanbase.DBA_OB_TENANTS WHERE tenant_name = '%s' LIMIT 1) LIMIT 1), -1) as ls_id, A.part_id as part_id, A.sub_part_id as sub_part_id, A.part_name as part_name, A.high_bound_val_bin as high_bound_val_bin FROM oceanbase.__all_virtual_proxy_sub_partition A WHERE A.table_id = %d AND A.tenant_name = '%s'LIMIT 9223372036854775807;"
 )
 
-// Replica roles and types of __all_virtual_proxy_schema.
+// Replica roles and types of __all_virtual_proxy_schema. Replica types are
+// ObReplicaType (obproxy src/lib/ob_define.h): FULL 0, LOGONLY 5,
+// READONLY 16, MEMONLY 20, ENCRYPTION_LOGONLY 261. A log-only replica
+// holds no data and never serves SQL, so it is skipped, as ODP skips it.
 const (
-	roleLeader          = 1
-	roleFollower        = 2
-	replicaTypeReadOnly = 5
+	roleLeader                   = 1
+	roleFollower                 = 2
+	replicaTypeLogOnly           = 5
+	replicaTypeReadOnly          = 16
+	replicaTypeEncryptionLogOnly = 261
 	// tabletBatch bounds the tablet ids of one partition-entry query.
 	tabletBatch = 200
 )
@@ -170,6 +175,8 @@ func readPartitions(cl *mysqlproto.Client, tenant string, tableID int64) (*PartD
 		PartNum:     atoi64(info.String(0, "part_num")),
 		SubPartType: PartFunc(atoi64(info.String(0, "sub_part_type"))),
 		SubPartNum:  atoi64(info.String(0, "sub_part_num")),
+		PartExpr:    info.String(0, "part_expr"),
+		SubPartExpr: info.String(0, "sub_part_expr"),
 	}
 	for i := range info.Rows {
 		spec.Keys = append(spec.Keys, PartKey{
@@ -177,6 +184,8 @@ func readPartitions(cl *mysqlproto.Client, tenant string, tableID int64) (*PartD
 			Level:     int(atoi64(info.String(i, "part_key_level"))),
 			Type:      mysqlproto.OBObjType(atoi64(info.String(i, "part_key_type"))),
 			Collation: atoi64(info.String(i, "part_key_collation_type")),
+			Precision: int(atoi64(info.String(i, "part_key_precision"))),
+			Scale:     int(atoi64(info.String(i, "part_key_scale"))),
 			Idx:       int(atoi64(info.String(i, "part_key_idx"))),
 		})
 	}
@@ -227,6 +236,10 @@ func tabletLocations(res *mysqlproto.Result) map[int64]*TabletLocation {
 		if err != nil || port <= 0 {
 			continue
 		}
+		rtype := atoi64(res.String(i, "replica_type"))
+		if rtype == replicaTypeLogOnly || rtype == replicaTypeEncryptionLogOnly {
+			continue
+		}
 		id := atoi64(res.String(i, "tablet_id"))
 		l := out[id]
 		if l == nil {
@@ -236,7 +249,7 @@ func tabletLocations(res *mysqlproto.Result) map[int64]*TabletLocation {
 		r := Replica{
 			Addr:     joinHostPort(res.String(i, "svr_ip"), port),
 			Leader:   role == roleLeader,
-			ReadOnly: atoi64(res.String(i, "replica_type")) == replicaTypeReadOnly,
+			ReadOnly: rtype == replicaTypeReadOnly,
 		}
 		if r.Leader {
 			l.Replicas = append([]Replica{r}, l.Replicas...)

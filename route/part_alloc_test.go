@@ -1,6 +1,16 @@
 package route
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// descKeyTyped is KEY(k) PARTITIONS 5 on one column k.
+func descKeyTyped(t testing.TB, k PartKey) *PartDesc {
+	return mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncKey, PartNum: 5, Keys: []PartKey{k}}, hashParts(5, 0), nil)
+}
 
 // TestCalculateAllocs checks that Calculate (and Lex with it) does not
 // allocate, for text and prepared point statements.
@@ -13,6 +23,10 @@ func TestCalculateAllocs(t *testing.T) {
 		{typ: myVarString, value: lenencStr("web-01")}}, true), 2, nil)
 	var lp LiteralParams
 	lp.Reset([][]byte{[]byte("'it''s'"), []byte("12")})
+	shanghai, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		shanghai = time.FixedZone("+08:00", 8*3600)
+	}
 	for _, tc := range []struct {
 		name   string
 		d      *PartDesc
@@ -31,10 +45,14 @@ func TestCalculateAllocs(t *testing.T) {
 		{"range", rng, "t", "select * from t a join u on a.id = u.id where a.id between 100 and 199", nil},
 		{"literal params", name, "t", "select * from t where name = ? and x = ?", &lp},
 		{"partition name", metrics, "metrics", "select * from metrics partition (p1sp0)", nil},
+		{"key in expression order", descKeyBA(t, "`b`,`a`"), "t", "select * from t where b = '한국어' and a = 42", nil},
+		{"decimal", descKeyTyped(t, PartKey{Name: "p", Level: 1, Type: mysqlproto.OBTypeDecimalInt, Precision: 12, Scale: 2}), "t", "select * from t where p = 12.5", nil},
+		{"date", descKeyTyped(t, dateKey("d", 1, 0)), "t", "select * from t where d = '2024-02-29'", nil},
+		{"timestamp", descKeyTyped(t, PartKey{Name: "ts", Level: 1, Type: mysqlproto.OBTypeTimestamp, Scale: 6}), "t", "select * from t where ts = '2024-02-29 10:00:00.25'", nil},
 	} {
 		sql := []byte(tc.sql)
 		ref := TableRef{Name: []byte(tc.table)}
-		var r PartResult
+		r := PartResult{TZ: shanghai}
 		f := Lex(sql)
 		tc.d.Calculate(sql, &f, ref, tc.params, &r)
 		if !r.Known {

@@ -4,20 +4,26 @@ import (
 	"fmt"
 	"sort"
 
+	"obgate/internal/obpart"
 	"obgate/mysqlproto"
 )
 
 // buildLevel fills l for partitions whose high_bound_val_bin are bounds
-// (in partition-id order) and returns the partition order as indexes into
-// bounds: ascending bounds for RANGE, the given order otherwise.
-func (d *PartDesc) buildLevel(l *levelDesc, fn PartFunc, cols []int, bounds [][]byte) ([]int, error) {
-	*l = levelDesc{fn: fn, cols: cols, n: len(bounds), def: -1, usable: true}
+// (in the order the server listed them) and returns the partition order
+// as indexes into bounds: ascending bounds for RANGE, the given order
+// otherwise (for HASH and KEY the server's order is the partition index).
+func (d *PartDesc) buildLevel(l *levelDesc, fn PartFunc, le levelExpr, bounds [][]byte) ([]int, error) {
+	cols := le.cols
+	*l = levelDesc{fn: fn, cols: cols, n: len(bounds), fx: le.fx, def: -1, usable: le.why == "", why: le.why}
 	for _, c := range cols {
 		if d.cols[c].class == classNone || c >= maxKeyCols {
 			l.usable = false
+			if l.why == "" {
+				l.why = HowKeyType
+			}
 		}
 	}
-	if (fn == PartFuncHash || fn == PartFuncRange || fn == PartFuncList) && len(cols) != 1 {
+	if fn.takesExpr() && len(cols) != 1 && le.why == "" {
 		return nil, fmt.Errorf("%v partitioning with %d key columns", fn, len(cols))
 	}
 	order := make([]int, len(bounds))
@@ -28,7 +34,7 @@ func (d *PartDesc) buildLevel(l *levelDesc, fn PartFunc, cols []int, bounds [][]
 	case fn.isRange():
 		tuples := make([][]kval, len(bounds))
 		for i, b := range bounds {
-			t, err := d.readBound(b, cols, true)
+			t, err := d.readBound(b, fn, cols)
 			if err != nil {
 				return nil, fmt.Errorf("RANGE partition %d: %w", i, err)
 			}
@@ -53,7 +59,7 @@ func (d *PartDesc) buildLevel(l *levelDesc, fn PartFunc, cols []int, bounds [][]
 		}
 	case fn.isList():
 		for i, b := range bounds {
-			if err := d.readList(l, i, b, cols); err != nil {
+			if err := d.readList(l, i, b, fn, cols); err != nil {
 				return nil, fmt.Errorf("LIST partition %d: %w", i, err)
 			}
 		}
@@ -64,7 +70,7 @@ func (d *PartDesc) buildLevel(l *levelDesc, fn PartFunc, cols []int, bounds [][]
 // compareTuples compares two bound tuples of the columns cols.
 func (d *PartDesc) compareTuples(cols []int, a, b []kval) int {
 	for i, c := range cols {
-		if r := compareKV(d.cols[c].class, a[i], a[i].s, b[i], b[i].s); r != 0 {
+		if r := compareKV(&d.cols[c], a[i], a[i].s, b[i], b[i].s); r != 0 {
 			return r
 		}
 	}
@@ -72,18 +78,18 @@ func (d *PartDesc) compareTuples(cols []int, a, b []kval) int {
 }
 
 // readBound decodes a RANGE bound: a rowkey of one value per key column.
-func (d *PartDesc) readBound(b []byte, cols []int, isRange bool) ([]kval, error) {
+func (d *PartDesc) readBound(b []byte, fn PartFunc, cols []int) ([]kval, error) {
 	b = append([]byte(nil), b...) // the values borrow from it
 	objs, end, ok := mysqlproto.ReadOBRowkey(b, 0, nil, len(cols))
 	if !ok || end != len(b) || len(objs) != len(cols) {
 		return nil, fmt.Errorf("bad high_bound_val_bin (%d bytes)", len(b))
 	}
-	return d.boundValues(objs, cols, isRange)
+	return d.boundValues(objs, fn, cols, true)
 }
 
 // readList decodes a LIST partition's values (rows of one value per key
 // column, or one MAXVALUE row for DEFAULT) into l as partition part.
-func (d *PartDesc) readList(l *levelDesc, part int, b []byte, cols []int) error {
+func (d *PartDesc) readList(l *levelDesc, part int, b []byte, fn PartFunc, cols []int) error {
 	b = append([]byte(nil), b...)
 	if len(b) == 0 {
 		return fmt.Errorf("no values")
@@ -104,7 +110,7 @@ func (d *PartDesc) readList(l *levelDesc, part int, b []byte, cols []int) error 
 		if len(objs) != len(cols) {
 			return fmt.Errorf("%d values for %d key columns", len(objs), len(cols))
 		}
-		t, err := d.boundValues(objs, cols, false)
+		t, err := d.boundValues(objs, fn, cols, false)
 		if err != nil {
 			return err
 		}
@@ -114,25 +120,44 @@ func (d *PartDesc) readList(l *levelDesc, part int, b []byte, cols []int) error 
 	return nil
 }
 
-// boundValues converts decoded bound values of the columns cols.
-func (d *PartDesc) boundValues(objs []mysqlproto.OBObj, cols []int, isRange bool) ([]kval, error) {
+// boundValues converts decoded bound values of the columns cols of a
+// level of function fn. The bounds of RANGE and LIST (without COLUMNS)
+// are values of the partitioning expression, integers; those of RANGE and
+// LIST COLUMNS are of the columns' types.
+func (d *PartDesc) boundValues(objs []mysqlproto.OBObj, fn PartFunc, cols []int, isRange bool) ([]kval, error) {
 	out := make([]kval, len(objs))
 	for i, o := range objs {
-		class := d.cols[cols[i]].class
+		col := &d.cols[cols[i]]
+		class := col.class
+		if fn.takesExpr() {
+			class = classInt
+		}
 		t := o.Meta.Type
+		anyType := class == classNone // values of a level obgate does not compute: kept, never compared
 		switch {
 		case t == mysqlproto.OBTypeExtend && o.Int == mysqlproto.OBExtMaxValue && isRange:
 			out[i] = kval{kind: kMax}
 		case t == mysqlproto.OBTypeNull && !isRange:
 			out[i] = kval{kind: kNull}
-		case t.IsUnsigned() && (class == classInt || class == classUint || class == classNone):
+		case t.IsUnsigned() && (class == classInt || class == classUint || anyType):
 			out[i] = kval{kind: kUint, i: o.Int}
-		case t.IsInt() && (class == classInt || class == classUint || class == classNone):
+		case t.IsInt() && (class == classInt || class == classUint || anyType):
 			out[i] = kval{kind: kInt, i: o.Int}
-		case t.IsString() && (class == classCI || class == classBin || class == classNone):
+		case t.IsString() && (class == classStr || anyType):
 			out[i] = kval{kind: kStr, s: o.Bytes}
+		case t == mysqlproto.OBTypeDate && (class == classDate || anyType):
+			out[i] = kval{kind: kDate, i: o.Int}
+		case (t == mysqlproto.OBTypeDatetime && (class == classDatetime || anyType)) ||
+			(t == mysqlproto.OBTypeTimestamp && (class == classTimestamp || anyType)):
+			out[i] = kval{kind: kTime, i: o.Int}
+		case t == mysqlproto.OBTypeDecimalInt && (class == classDecimal || anyType):
+			dec, ok := obpart.DecimalFromBytes(o.Bytes)
+			if !ok || (class == classDecimal && int(o.Meta.Scale) != col.scale) {
+				return nil, fmt.Errorf("DECIMAL bound of scale %d for key %s of scale %d", o.Meta.Scale, col.name, col.scale)
+			}
+			out[i] = kval{kind: kDec, s: dec[:]}
 		default:
-			return nil, fmt.Errorf("bound value of type %d for key %s", t, d.cols[cols[i]].name)
+			return nil, fmt.Errorf("bound value of type %d for key %s", t, col.name)
 		}
 	}
 	return out, nil

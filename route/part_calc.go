@@ -1,5 +1,7 @@
 package route
 
+import "time"
+
 // PartResult is where Calculate found a statement goes. The caller owns
 // it and may reuse it: Calculate resets every field but Explain, and
 // reuses the capacity of Keys.
@@ -20,6 +22,9 @@ type PartResult struct {
 	// allocate.
 	Explain bool
 	Keys    []string
+	// TZ is the session's time zone, in which TIMESTAMP key literals are
+	// read; nil leaves such keys unknown. Calculate keeps it.
+	TZ *time.Location
 }
 
 // The explanations PartResult.How takes.
@@ -41,6 +46,8 @@ const (
 	HowMulti       = "multi-statement"
 	HowIncomplete  = "incomplete statement"
 	HowKeyType     = "unsupported key type"
+	HowPartExpr    = "partitioning expression not computed"
+	HowNoTimeZone  = "TIMESTAMP key without a known session time zone"
 	HowBadName     = "unknown partition name"
 )
 
@@ -120,8 +127,8 @@ func (t *tally) add(e eval) {
 // has one tablet when every branch has the same one. HASH and KEY levels
 // need equalities; RANGE levels also take ranges.
 func (d *PartDesc) Calculate(stmt []byte, f *Facts, table TableRef, params Params, r *PartResult) {
-	explain, keys := r.Explain, r.Keys[:0]
-	*r = PartResult{Part: -1, Sub: -1, Explain: explain, Keys: keys}
+	explain, keys, tz := r.Explain, r.Keys[:0], r.TZ
+	*r = PartResult{Part: -1, Sub: -1, Explain: explain, Keys: keys, TZ: tz}
 	switch {
 	case f != nil && f.MultiStatement:
 		r.How = HowMulti
@@ -132,6 +139,7 @@ func (d *PartDesc) Calculate(stmt []byte, f *Facts, table TableRef, params Param
 	}
 	var st calcState
 	st.init(d, stmt, table, params, explain, keys)
+	st.tz = tz
 	st.statement()
 	st.finish(r)
 }

@@ -244,7 +244,7 @@ func TestCalculateKeyInt(t *testing.T) {
 		{sql: "select * from t where id = -1", part: 3, how: HowKeys},
 		{sql: "select * from t where id = -42", part: 0, how: HowKeys},
 		{sql: "select * from t where id = '42'", part: 3, how: HowKeys},
-		{sql: "select * from t where id is null", part: 6, how: HowKeys},
+		{sql: "select * from t where id is null", part: 5, how: HowKeys}, // the server's NULL hash
 		{sql: "select * from t where id in (0, 1)", part: 6, how: HowKeys},
 		{sql: "select * from t where id in (7, 42)", part: -1, how: HowSeveral},
 		{sql: "select * from t where id = 9223372036854775807", part: 0, how: HowKeys},
@@ -455,14 +455,16 @@ func TestCalculateFacts(t *testing.T) {
 	}
 }
 
-// KEY on a binary-collated string: bytes, trailing spaces ignored, case
-// kept (partitions from testdata/keyhash_vectors.txt).
+// KEY on a binary-collated string: bytes, trailing spaces included
+// (ob_hash_sort_bin does not trim), case kept; on utf8mb4_bin trailing
+// spaces do not count.
 func TestCalculateKeyBinary(t *testing.T) {
 	d := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncKey, PartNum: 4,
 		Keys: []PartKey{varcharKey("b", 1, 0, 63)}}, hashParts(4, 0), nil)
 	runCalcCases(t, d, []calcCase{
 		{sql: "select * from t where b = 'abc'", part: 1, how: HowKeys},
-		{sql: "select * from t where b = 'abc  '", part: 1, how: HowKeys},
+		{sql: "select * from t where b = 'abc  '", part: 3, how: HowKeys},
+		{sql: "select * from t where b in ('abc', 'abc ')", part: -1, how: HowSeveral},
 		{sql: "select * from t where b = 'ABC'", part: 0, how: HowKeys},
 		{sql: "select * from t where b in ('abc', 'ABC')", part: -1, how: HowSeveral},
 	})
@@ -528,13 +530,14 @@ func TestPartDescOwnsInput(t *testing.T) {
 }
 
 // TestPartDescUnsupportedKey checks that a key column of a type obgate
-// does not compute (a DATETIME) leaves the table's descriptions usable for
-// names and tablets but computes nothing.
+// does not compute (a DECIMAL held as ObNumberType, as before OceanBase
+// 4.2) leaves the table's descriptions usable for names and tablets but
+// computes nothing.
 func TestPartDescUnsupportedKey(t *testing.T) {
 	d := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncKey, PartNum: 2,
-		Keys: []PartKey{{Name: "ts", Level: 1, Type: 17, Collation: 63}}}, hashParts(2, 10), nil)
+		Keys: []PartKey{{Name: "n", Level: 1, Type: 15, Collation: 63}}}, hashParts(2, 10), nil)
 	var r PartResult
-	d.Calculate([]byte("select * from t where ts = '2024-01-01'"), nil, TableRef{Name: []byte("t")}, nil, &r)
+	d.Calculate([]byte("select * from t where n = 12.5"), nil, TableRef{Name: []byte("t")}, nil, &r)
 	if r.Known || r.How != HowKeyType {
 		t.Fatalf("%+v", r)
 	}

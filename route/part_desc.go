@@ -2,8 +2,8 @@ package route
 
 import (
 	"fmt"
-	"sort"
 
+	"obgate/internal/obpart"
 	"obgate/mysqlproto"
 )
 
@@ -36,6 +36,12 @@ func (f PartFunc) hashLike() bool { return f <= PartFuncKeyImplicit }
 func (f PartFunc) isRange() bool  { return f == PartFuncRange || f == PartFuncRangeColumns }
 func (f PartFunc) isList() bool   { return f == PartFuncList || f == PartFuncListColumns }
 
+// takesExpr reports whether f partitions by an expression of one value
+// (HASH, RANGE, LIST) rather than by columns.
+func (f PartFunc) takesExpr() bool {
+	return f == PartFuncHash || f == PartFuncRange || f == PartFuncList
+}
+
 // PartKey is one partition key column (a row of
 // __all_virtual_proxy_partition_info).
 type PartKey struct {
@@ -43,13 +49,22 @@ type PartKey struct {
 	Level     int                  // part_key_level: 1 or 2
 	Type      mysqlproto.OBObjType // part_key_type
 	Collation int64                // part_key_collation_type
-	// Idx is part_key_idx, read as the column's 0-based position in the
-	// table; it is used only for an INSERT without a column list.
+	// Precision and Scale are part_key_precision and part_key_scale: a
+	// DECIMAL's accuracy, a DATETIME's or TIMESTAMP's fraction digits.
+	Precision, Scale int
+	// Idx is part_key_idx, the column's 0-based position in the table; it
+	// is used only for an INSERT without a column list. (It is not the
+	// position in the partitioning expression: PartInfoSpec's expressions
+	// give that.)
 	Idx int
 }
 
 // PartRow is a first-level partition (a row of
-// __all_virtual_proxy_partition).
+// __all_virtual_proxy_partition). The rows of a table are given in the
+// order the server returned them: for HASH and KEY the i-th row is
+// partition index i, as ODP takes it (obproxy_part_mgr.cpp), whatever its
+// part_id (a partition a DDL rebuilt keeps its position but gets a new,
+// larger object id).
 type PartRow struct {
 	PartID, TabletID int64 // TabletID is 0 in a table with sub-partitions
 	Name             string
@@ -66,13 +81,16 @@ type SubPartRow struct {
 }
 
 // PartInfoSpec is what __all_virtual_proxy_partition_info says of a
-// table's partitioning. Keys are in the order of the partitioning
-// expression within each level (the order KEY hashes them in and RANGE
-// COLUMNS compares them in).
+// table's partitioning. Keys come in the view's order (part_key_idx);
+// within each level, the keys are put in the order of the partitioning
+// expression (PartExpr, SubPartExpr), which is the order KEY hashes them
+// in and RANGE/LIST COLUMNS compares them in. An empty expression keeps
+// the keys' order.
 type PartInfoSpec struct {
 	Level                 int // 1 or 2
 	PartType, SubPartType PartFunc
 	PartNum, SubPartNum   int64
+	PartExpr, SubPartExpr string // part_expr, sub_part_expr
 	Keys                  []PartKey
 }
 
@@ -91,12 +109,13 @@ type PartDesc struct {
 
 // keyCol is one distinct key column.
 type keyCol struct {
-	name  string
-	bname []byte // name, for comparisons that must not allocate
-	typ   mysqlproto.OBObjType
-	coll  int64
-	class colClass
-	idx   int // PartKey.Idx
+	name        string
+	bname       []byte // name, for comparisons that must not allocate
+	typ         mysqlproto.OBObjType
+	class       colClass
+	coll        obpart.Coll // classStr: how its strings compare and hash
+	prec, scale int         // PartKey.Precision, Scale
+	idx         int         // PartKey.Idx
 }
 
 // nameRef is where a named leaf partition lies.
@@ -106,15 +125,17 @@ type nameRef struct{ part, sub int }
 // partition.
 type levelDesc struct {
 	fn   PartFunc
-	cols []int // key columns, indexes into PartDesc.cols, in key order
-	n    int   // partitions
+	cols []int  // key columns, indexes into PartDesc.cols, in key order
+	n    int    // partitions
+	fx   partFx // HASH, RANGE, LIST: the function of the key column partitioned by
 	// RANGE: n bound tuples of len(cols) values, ascending. LIST: the
 	// listed tuples, each in partition listOf[i].
 	bounds []kval
 	listOf []int
 	def    int     // LIST: the DEFAULT partition, -1 when there is none
 	ids    []int64 // leaf level: each partition's tablet id
-	usable bool    // obgate can compute this level (every key column has a class)
+	usable bool    // obgate can compute this level
+	why    string  // when not usable: why not (a How* constant)
 }
 
 // maxKeyCols is the most distinct key columns a statement's values are
@@ -152,20 +173,19 @@ func NewPartDesc(spec PartInfoSpec, parts []PartRow, subs []SubPartRow) (*PartDe
 	if len(cols1) == 0 || (spec.Level == 2 && len(cols2) == 0) {
 		return nil, fmt.Errorf("route: a partitioning level without key columns")
 	}
+	expr1 := d.readExpr(cols1, spec.PartExpr, spec.PartType)
+	expr2 := d.readExpr(cols2, spec.SubPartExpr, spec.SubPartType)
 
 	// First-level partitions, in partition order.
 	rows := append([]PartRow(nil), parts...)
-	sort.Slice(rows, func(i, j int) bool { return rows[i].PartID < rows[j].PartID })
-	for i := 1; i < len(rows); i++ {
-		if rows[i].PartID == rows[i-1].PartID {
-			return nil, fmt.Errorf("route: partition id %d twice", rows[i].PartID)
-		}
+	if err := noDuplicateIDs(len(rows), func(i int) int64 { return rows[i].PartID }); err != nil {
+		return nil, err
 	}
 	bounds := make([][]byte, len(rows))
 	for i, r := range rows {
 		bounds[i] = r.HighBound
 	}
-	order, err := d.buildLevel(&d.first, spec.PartType, cols1, bounds)
+	order, err := d.buildLevel(&d.first, spec.PartType, expr1, bounds)
 	if err != nil {
 		return nil, err
 	}
@@ -208,17 +228,14 @@ func NewPartDesc(spec PartInfoSpec, parts []PartRow, subs []SubPartRow) (*PartDe
 		if rows[i].SubPartNum > 0 && rows[i].SubPartNum != int64(len(g)) {
 			return nil, fmt.Errorf("route: partition %d: sub_part_num %d but %d sub-partitions", rows[i].PartID, rows[i].SubPartNum, len(g))
 		}
-		sort.Slice(g, func(a, b int) bool { return g[a].SubPartID < g[b].SubPartID })
-		for j := 1; j < len(g); j++ {
-			if g[j].SubPartID == g[j-1].SubPartID {
-				return nil, fmt.Errorf("route: sub-partition id %d twice in partition %d", g[j].SubPartID, rows[i].PartID)
-			}
+		if err := noDuplicateIDs(len(g), func(j int) int64 { return g[j].SubPartID }); err != nil {
+			return nil, fmt.Errorf("route: partition %d: %w", rows[i].PartID, err)
 		}
 		sb := make([][]byte, len(g))
 		for j, s := range g {
 			sb[j] = s.HighBound
 		}
-		sorder, err := d.buildLevel(&d.subs[i], spec.SubPartType, cols2, sb)
+		sorder, err := d.buildLevel(&d.subs[i], spec.SubPartType, expr2, sb)
 		if err != nil {
 			return nil, fmt.Errorf("route: partition %d: %w", rows[i].PartID, err)
 		}
@@ -240,8 +257,62 @@ func (d *PartDesc) addCol(k PartKey) int {
 			return i
 		}
 	}
-	d.cols = append(d.cols, keyCol{name: k.Name, bname: []byte(k.Name), typ: k.Type, coll: k.Collation, class: classOf(k.Type, k.Collation), idx: k.Idx})
+	class, coll := classOf(k.Type, k.Collation)
+	d.cols = append(d.cols, keyCol{name: k.Name, bname: []byte(k.Name), typ: k.Type, class: class, coll: coll,
+		prec: k.Precision, scale: k.Scale, idx: k.Idx})
 	return len(d.cols) - 1
+}
+
+// noDuplicateIDs fails when two of n partition ids are equal.
+func noDuplicateIDs(n int, id func(int) int64) error {
+	seen := make(map[int64]bool, n)
+	for i := range n {
+		if seen[id(i)] {
+			return fmt.Errorf("route: partition id %d twice", id(i))
+		}
+		seen[id(i)] = true
+	}
+	return nil
+}
+
+// levelExpr is a level's key columns in the order of its partitioning
+// expression and the function applied to them; why says why obgate does
+// not compute the level ("" when it does).
+type levelExpr struct {
+	cols []int
+	fx   partFx
+	why  string
+}
+
+// readExpr orders the key columns cols of one level by the partitioning
+// expression expr of function fn.
+func (d *PartDesc) readExpr(cols []int, expr string, fn PartFunc) levelExpr {
+	le := levelExpr{cols: cols}
+	if expr == "" {
+		return le
+	}
+	elems := splitPartExpr(expr)
+	if len(elems) != len(cols) {
+		le.why = HowPartExpr
+		return le
+	}
+	ordered := make([]int, 0, len(cols))
+	for _, e := range elems {
+		at := -1
+		for _, c := range cols {
+			if e.col != "" && foldName(d.cols[c].name) == foldName(e.col) {
+				at = c
+			}
+		}
+		if at < 0 || (e.fx != fxNone && (len(elems) != 1 || !e.fx.suits(d.cols[at].class) || !fn.takesExpr())) {
+			le.why = HowPartExpr
+			return le
+		}
+		ordered = append(ordered, at)
+		le.fx = e.fx
+	}
+	le.cols = ordered
+	return le
 }
 
 // Level is 1 or 2: the number of partitioning levels.

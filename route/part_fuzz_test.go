@@ -2,6 +2,7 @@ package route
 
 import (
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -31,6 +32,8 @@ var calcSeeds = []string{
 	"select * from t where id in (",
 	"select * from t where (((((id = 1)))))",
 	"select * from t where id = 'unclosed",
+	"select * from t where d between '2024-01-01' and '2024-12-31' and ts > '2024-02-29 10:00:00.5' and p = -12.50",
+	"insert into t (a, b, d, p) values (42, 'alice', '1969-12-31', 99999999.99), (null, X'ff20', '2024-2-9', '0.01')",
 }
 
 // fuzzDescs are the descriptions the fuzz target calculates on.
@@ -44,7 +47,10 @@ func fuzzDescs(t testing.TB) []struct {
 	}{
 		{descHash(t), "t"}, {descKeyName(t), "t"}, {descRange(t), "t"}, {descList(t), "t"},
 		{descMetrics(t), "metrics"}, {descRangeCols(t), "t"}, {descHashHash(t), "t"},
-		{descListCols(t), "t"}, {descNonTemplate(t), "t"},
+		{descListCols(t), "t"}, {descNonTemplate(t), "t"}, {descKeyBA(t, "b,a"), "t"},
+		{descKeyTyped(t, dateKey("d", 1, 0)), "t"},
+		{descKeyTyped(t, PartKey{Name: "p", Level: 1, Type: 50, Precision: 10, Scale: 2}), "t"},
+		{descKeyTyped(t, PartKey{Name: "ts", Level: 1, Type: 18, Scale: 0}), "t"},
 	}
 }
 
@@ -60,7 +66,7 @@ func FuzzPartCalculate(f *testing.F) {
 	hows := map[string]bool{}
 	for _, h := range []string{HowKeys, HowPartition, HowOutOfRange, HowNoKey, HowNoKeyInsert, HowSeveral,
 		HowUnsupported, HowNoParam, HowBadValue, HowTooMany, HowEmpty, HowNoTable, HowTwice, HowStatement,
-		HowMulti, HowIncomplete, HowKeyType, HowBadName} {
+		HowMulti, HowIncomplete, HowKeyType, HowBadName, HowPartExpr, HowNoTimeZone} {
 		hows[h] = true
 	}
 	var lp LiteralParams
@@ -69,7 +75,7 @@ func FuzzPartCalculate(f *testing.F) {
 		facts := Lex(sql)
 		for _, fd := range descs {
 			for _, params := range []Params{nil, &lp} {
-				var r, r2 PartResult
+				r, r2 := PartResult{TZ: time.UTC}, PartResult{TZ: time.UTC}
 				r.Explain = true
 				ref := TableRef{Name: []byte(fd.table)}
 				fd.d.Calculate(sql, nil, ref, params, &r)

@@ -1,179 +1,123 @@
 package route
 
 import (
-	"bufio"
 	"encoding/hex"
-	"os"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
+	"time"
 
-	"golang.org/x/text/unicode/norm"
+	"obgate/internal/obpart/golden"
+	"obgate/mysqlproto"
 )
 
-// TestKeyHashVectors checks the hash functions against
-// testdata/keyhash_vectors.txt, written by testdata/keyhash_vectors.py,
-// an implementation of the definitions of its own.
-func TestKeyHashVectors(t *testing.T) {
-	f, err := os.Open("testdata/keyhash_vectors.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	counts := map[string]int{}
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
-			continue
-		}
-		counts[fields[0]]++
-		switch fields[0] {
-		case "murmur":
-			data := vecHex(t, fields[1])
-			seed := vecUint(t, fields[2])
-			if got, want := murmur64A(data, seed), vecUint(t, fields[3]); got != want {
-				t.Errorf("line %d: murmur64A(%x, %d) = %#x, want %#x", line, data, seed, got, want)
-			}
-		case "key":
-			n, part, want := vecInt(t, fields[1]), vecInt(t, fields[2]), vecUint(t, fields[3])
-			var h uint64
-			for _, v := range fields[4:] {
-				h = vecKeyHash(t, v, h)
-			}
-			if h != want || keyPartOf(h, int(n)) != int(part) {
-				t.Errorf("line %d: KEY(%v) = %#x part %d of %d, want %#x part %d", line, fields[4:], h, keyPartOf(h, int(n)), n, want, part)
-			}
-		case "hash":
-			n, part := vecInt(t, fields[1]), vecInt(t, fields[2])
-			var v int64
-			if fields[3] != "null" {
-				v = vecInt(t, fields[3])
-			}
-			if got := hashPartOf(v, int(n)); got != int(part) {
-				t.Errorf("line %d: HASH(%s) %% %d = %d, want %d", line, fields[3], n, got, part)
-			}
-		case "weight":
-			r, _ := strconv.ParseUint(fields[1], 16, 32)
-			w, _ := strconv.ParseUint(fields[2], 16, 16)
-			if got, _ := ciWeightAt([]byte(string(rune(r)))); got != uint16(w) {
-				t.Errorf("line %d: weight(%U) = %#x, want %#x", line, r, got, w)
-			}
-		default:
-			t.Fatalf("line %d: unknown vector %q", line, fields[0])
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if counts["murmur"] == 0 || counts["key"] < 100 || counts["hash"] == 0 || counts["weight"] == 0 {
-		t.Fatalf("too few vectors: %v", counts)
-	}
-}
+// The partition calculation against vectors computed by OceanBase's own
+// code (internal/obpart/golden): each vector becomes a table partitioned
+// by KEY, HASH or RANGE COLUMNS over columns of the vector's types and a
+// statement with the vector's values as literals, and Calculate must pick
+// the partition OceanBase picks. This runs the whole path: the literal
+// reader, the cast to the column, the collation, the hash chain in key
+// order and the partition index.
 
-func vecKeyHash(t *testing.T, v string, seed uint64) uint64 {
-	kind, arg, _ := strings.Cut(v, ":")
-	switch kind {
-	case "null":
-		return keyHashInt(0, seed)
-	case "i":
-		return keyHashInt(vecInt(t, arg), seed)
-	case "u":
-		return keyHashInt(int64(vecUint(t, arg)), seed)
-	case "ci":
-		return keyHashCI(vecHex(t, arg), seed)
-	case "bin":
-		return keyHashBin(vecHex(t, arg), seed)
-	}
-	t.Fatalf("bad key value %q", v)
-	return 0
-}
-
-func vecHex(t *testing.T, s string) []byte {
-	if s == "-" {
-		return nil
-	}
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func vecInt(t *testing.T, s string) int64 {
-	v, err := strconv.ParseInt(s, 10, 64)
+func loadGolden(t *testing.T) *golden.Vectors {
+	t.Helper()
+	v, err := golden.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-func vecUint(t *testing.T, s string) uint64 {
-	v, err := strconv.ParseUint(s, 0, 64)
-	if err != nil {
-		t.Fatal(err)
+// goldenKey is the key column and SQL literal for a vector value.
+func goldenKey(t *testing.T, name string, v golden.Value) (PartKey, string) {
+	k := PartKey{Name: name, Level: 1, Type: mysqlproto.OBTypeInt, Collation: mysqlproto.OBCollationBinary}
+	hexLit := func(b []byte) string { return "X'" + hex.EncodeToString(b) + "'" }
+	switch v.Kind {
+	case golden.Null:
+		return k, "NULL"
+	case golden.Int:
+		return k, strconv.FormatInt(v.Int, 10)
+	case golden.Uint:
+		k.Type = mysqlproto.OBTypeUInt64
+		return k, strconv.FormatUint(uint64(v.Int), 10)
+	case golden.CI, golden.PadBin, golden.Binary:
+		k.Type = mysqlproto.OBTypeVarchar
+		k.Collation = map[golden.Kind]int64{golden.CI: 45, golden.PadBin: 46, golden.Binary: 63}[v.Kind]
+		return k, hexLit(v.Bytes)
+	case golden.Date:
+		k.Type = mysqlproto.OBTypeDate
+		return k, "'" + v.Text + "'"
+	case golden.Datetime:
+		k.Type, k.Scale = mysqlproto.OBTypeDatetime, 6
+		return k, "'" + v.Text + "'"
+	case golden.TS:
+		k.Type, k.Scale = mysqlproto.OBTypeTimestamp, 6
+		return k, "'" + time.UnixMicro(v.Int).UTC().Format("2006-01-02 15:04:05.000000") + "'"
+	case golden.Decimal:
+		k.Type, k.Precision, k.Scale = mysqlproto.OBTypeDecimalInt, v.Precision, v.Scale
+		return k, v.Text
 	}
-	return v
+	t.Fatalf("value %s", v.Spelled)
+	return k, ""
 }
 
-// TestCIWeightsBMP checks every BMP character's weight against the rule
-// computed the slow way: the upper case of the first rune of the NFD
-// form (the Latin-1 range and the micro sign aside).
-func TestCIWeightsBMP(t *testing.T) {
-	for r := rune(0xC0); r <= 0xFFFF; r++ {
-		if r >= 0xD800 && r <= 0xDFFF {
-			continue
+func TestCalculateMatchesOceanBaseKey(t *testing.T) {
+	n := 0
+	for _, vec := range loadGolden(t).Keys {
+		var keys []PartKey
+		var names, lits []string
+		for i, v := range vec.Values {
+			k, lit := goldenKey(t, fmt.Sprintf("c%d", i), v)
+			k.Idx = i
+			keys = append(keys, k)
+			names = append(names, k.Name)
+			lits = append(lits, lit)
 		}
-		enc := []byte(string(r))
-		got, n := ciWeightAt(enc)
-		if n != len(enc) {
-			t.Fatalf("%U: length %d", r, n)
+		d := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncKey, PartNum: int64(vec.Parts),
+			PartExpr: strings.Join(names, ","), Keys: keys}, hashParts(vec.Parts, 100), nil)
+		sql := fmt.Sprintf("INSERT INTO t (%s) VALUES (%s)", strings.Join(names, ", "), strings.Join(lits, ", "))
+		r := PartResult{TZ: time.UTC}
+		stmt := []byte(sql)
+		f := Lex(stmt)
+		d.Calculate(stmt, &f, TableRef{Name: []byte("t")}, nil, &r)
+		if !r.Known || r.Part != vec.Part {
+			t.Errorf("%s with %d partitions: part %d (%s), OceanBase %d", sql, vec.Parts, r.Part, r.How, vec.Part)
 		}
-		want := r
-		if r >= 0x100 {
-			if base, _ := utf8.DecodeRune(norm.NFD.Bytes(enc)); base != utf8.RuneError {
-				want = base
-			}
-			if up := unicode.ToUpper(want); up <= 0xFFFF {
-				want = up
-			}
-		} else {
-			want = rune(latin1CI[r-0xC0])
-		}
-		if got != uint16(want) {
-			t.Errorf("weight(%U) = %#x, want %#x", r, got, want)
-		}
+		n++
 	}
-	if w, n := ciWeightAt([]byte("😀")); w != 0xFFFD || n != 4 {
-		t.Errorf("weight(😀) = %#x, %d", w, n)
-	}
-	if _, n := ciWeightAt([]byte{0xff}); n != 0 {
-		t.Errorf("invalid byte read as a character")
+	if n < 500 {
+		t.Fatalf("only %d KEY vectors", n)
 	}
 }
 
-func TestCompareCollations(t *testing.T) {
-	for _, tc := range []struct {
-		a, b   string
-		ci, bn int
-	}{
-		{"abc", "ABC", 0, 1},
-		{"abc  ", "abc", 0, 0},
-		{"Müller", "MULLER", 0, 1},
-		{"a", "b", -1, -1},
-		{"ab", "a", 1, 1},
-		{"", "  ", 0, 0},
-		{"straße", "STRASSE", -1, 1}, // ß weighs one S
-		{"straße", "strase", 0, 1},
-	} {
-		if got := compareCI([]byte(tc.a), []byte(tc.b)); got != tc.ci {
-			t.Errorf("compareCI(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.ci)
+func TestCalculateMatchesOceanBaseHash(t *testing.T) {
+	for _, vec := range loadGolden(t).Hashes {
+		d := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncHash, PartNum: int64(vec.Parts),
+			Keys: []PartKey{intKey("id", 1, 0)}}, hashParts(vec.Parts, 100), nil)
+		lit := strconv.FormatInt(vec.Value, 10)
+		if vec.Null {
+			lit = "NULL"
 		}
-		if got := compareBin([]byte(tc.a), []byte(tc.b)); got != tc.bn {
-			t.Errorf("compareBin(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.bn)
+		runCalcCases(t, d, []calcCase{{sql: "INSERT INTO t (id) VALUES (" + lit + ")", part: vec.Part, sub: -1, how: HowKeys}})
+	}
+}
+
+// Each comparison vector as a RANGE COLUMNS table of two partitions, p0
+// VALUES LESS THAN (b) and p1 LESS THAN (MAXVALUE): a goes to p0 exactly
+// when it is below b in the collation.
+func TestCalculateMatchesOceanBaseCompare(t *testing.T) {
+	for _, vec := range loadGolden(t).Cmps {
+		b := mysqlproto.OBObj{Meta: mysqlproto.OBVarcharMeta, Bytes: vec.B}
+		b.Meta.Collation = uint8(vec.Collation)
+		d := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncRangeColumns, PartNum: 2,
+			Keys: []PartKey{varcharKey("s", 1, 0, vec.Collation)}},
+			[]PartRow{{PartID: 0, TabletID: 10, Name: "p0", HighBound: rangeBin(b)},
+				{PartID: 1, TabletID: 11, Name: "p1", HighBound: rangeBin(obMax)}}, nil)
+		want := 1
+		if vec.Sign < 0 {
+			want = 0
 		}
+		runCalcCases(t, d, []calcCase{{sql: "SELECT * FROM t WHERE s = X'" + hex.EncodeToString(vec.A) + "'", part: want, sub: -1, how: HowKeys}})
 	}
 }

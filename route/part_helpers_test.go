@@ -171,14 +171,15 @@ func descListNoDefault(t testing.TB) *PartDesc {
 
 // descNonTemplate is RANGE(a) p0 < 10, p1 < MAXVALUE with per-partition
 // sub-partitions: p0 HASH(b) 2 (tablets 9200, 9201), p1 HASH(b) 3
-// (9210..9212), sub-partition rows given shuffled.
+// (9210..9212); the sub-partitions of the two partitions come mixed, those
+// of each partition in order.
 func descNonTemplate(t testing.TB) *PartDesc {
 	subs := []SubPartRow{
-		{PartID: 1, SubPartID: 2, TabletID: 9212, Name: "p1s2"},
-		{PartID: 0, SubPartID: 1, TabletID: 9201, Name: "p0s1"},
 		{PartID: 1, SubPartID: 0, TabletID: 9210, Name: "p1s0"},
 		{PartID: 0, SubPartID: 0, TabletID: 9200, Name: "p0s0"},
 		{PartID: 1, SubPartID: 1, TabletID: 9211, Name: "p1s1"},
+		{PartID: 0, SubPartID: 1, TabletID: 9201, Name: "p0s1"},
+		{PartID: 1, SubPartID: 2, TabletID: 9212, Name: "p1s2"},
 	}
 	return mustDesc(t, PartInfoSpec{Level: 2, PartType: PartFuncRange, SubPartType: PartFuncHash, PartNum: 2,
 		Keys: []PartKey{intKey("a", 1, 0), intKey("b", 2, 1)}}, []PartRow{

@@ -1,17 +1,23 @@
 package route
 
-import "obgate/mysqlproto"
+import (
+	"time"
+
+	"obgate/internal/obpart"
+	"obgate/mysqlproto"
+)
 
 // kval is a partition key value as the calculation compares and hashes
 // it: a value already cast to its key column, or a partition bound.
 type kval struct {
 	kind kkind
-	// arena: the string lies in the calculation's scratch buffer at
-	// [i, i+n) instead of in s (offsets, so that the scratch buffer is not
-	// pointed into and the calculation stays on the stack).
+	// arena: the bytes (a string, a decimal) lie in the calculation's
+	// scratch buffer at [i, i+n) instead of in s (offsets, so that the
+	// scratch buffer is not pointed into and the calculation stays on the
+	// stack).
 	arena bool
 	n     int32
-	i     int64 // kInt, kUint (bit pattern)
+	i     int64 // kInt, kUint (bit pattern); kDate: day number; kTime: microseconds
 	s     []byte
 }
 
@@ -22,7 +28,10 @@ const (
 	kInt
 	kUint
 	kStr
-	kMax // MAXVALUE: above every value (RANGE bounds, the LIST DEFAULT marker)
+	kDate // a DATE: i is its day number from 1970-01-01
+	kTime // a DATETIME (wall clock) or TIMESTAMP (UTC): i is microseconds since 1970-01-01 00:00:00
+	kDec  // a DECIMAL at its column's scale: the bytes are an obpart.Decimal
+	kMax  // MAXVALUE: above every value (RANGE bounds, the LIST DEFAULT marker)
 )
 
 // colClass is how a key column's values are compared and hashed.
@@ -32,26 +41,37 @@ const (
 	classNone colClass = iota // a type obgate does not compute partitions for
 	classInt
 	classUint
-	classCI  // utf8mb4_general_ci (and utf8_general_ci) string
-	classBin // binary-collated string
+	classStr // a string; keyCol.coll says how it compares and hashes
+	classDate
+	classDatetime
+	classTimestamp
+	classDecimal // ObDecimalIntType; keyCol.prec and scale give its accuracy
 )
 
-// classOf returns the class of a key column of type t and collation coll.
-func classOf(t mysqlproto.OBObjType, coll int64) colClass {
+// classOf returns the class and collation of a key column of type t and
+// collation coll. A string of a collation obgate does not know, DECIMAL
+// held as ObNumberType (OceanBase before 4.2), floats, TIME, YEAR and the
+// text types are not computed.
+func classOf(t mysqlproto.OBObjType, coll int64) (colClass, obpart.Coll) {
 	switch {
 	case t.IsUnsigned():
-		return classUint
+		return classUint, obpart.CollNone
 	case t.IsInt():
-		return classInt
+		return classInt, obpart.CollNone
 	case t.IsString():
-		switch coll {
-		case mysqlproto.OBCollationUTF8MB4, 33: // utf8mb4_general_ci, utf8_general_ci
-			return classCI
-		case mysqlproto.OBCollationBinary, 46, 83: // binary, utf8mb4_bin, utf8_bin
-			return classBin
+		if c := obpart.CollOf(coll); c != obpart.CollNone {
+			return classStr, c
 		}
+	case t == mysqlproto.OBTypeDate:
+		return classDate, obpart.CollNone
+	case t == mysqlproto.OBTypeDatetime:
+		return classDatetime, obpart.CollNone
+	case t == mysqlproto.OBTypeTimestamp:
+		return classTimestamp, obpart.CollNone
+	case t == mysqlproto.OBTypeDecimalInt:
+		return classDecimal, obpart.CollNone
 	}
-	return classNone
+	return classNone, obpart.CollNone
 }
 
 // compareInts orders two integer values of kinds kInt or kUint.
@@ -106,21 +126,48 @@ func (k kkind) rank() int {
 	return 1
 }
 
-// compareKV orders two values of one key column of class c, a's string
-// bytes being as and b's bs (resolved by the caller). It returns 2 when
-// the values cannot be compared (a string against an integer).
-func compareKV(c colClass, a kval, as []byte, b kval, bs []byte) int {
+// isInt reports whether k is one of the integer kinds.
+func (k kkind) isInt() bool { return k == kInt || k == kUint }
+
+// compareKV orders two values of key column c, a's bytes being as and b's
+// bs (resolved by the caller). It returns 2 when the values cannot be
+// compared (a string against an integer).
+func compareKV(c *keyCol, a kval, as []byte, b kval, bs []byte) int {
 	if ra, rb := a.kind.rank(), b.kind.rank(); ra != rb || ra != 1 {
 		return cmpI(int64(ra), int64(rb))
 	}
-	aStr, bStr := a.kind == kStr, b.kind == kStr
 	switch {
-	case aStr != bStr:
-		return 2
-	case !aStr:
+	case a.kind.isInt() && b.kind.isInt():
 		return compareInts(a.kind, a.i, b.kind, b.i)
-	case c == classBin:
-		return compareBin(as, bs)
+	case a.kind != b.kind:
+		return 2
+	case a.kind == kDate || a.kind == kTime:
+		return cmpI(a.i, b.i)
+	case a.kind == kDec:
+		da, oka := obpart.DecimalFromBytes(as)
+		db, okb := obpart.DecimalFromBytes(bs)
+		if !oka || !okb {
+			return 2
+		}
+		return da.Compare(&db)
 	}
-	return compareCI(as, bs)
+	return c.coll.Compare(as, bs)
+}
+
+// formatKV writes a DATE, DATETIME/TIMESTAMP (UTC) or DECIMAL key value as
+// text; b holds its bytes (a decimal's, of scale scale).
+func formatKV(v *kval, b []byte, scale int) string {
+	switch v.kind {
+	case kDate:
+		return time.UnixMicro(v.i * usecPerDay).UTC().Format("2006-01-02")
+	case kTime:
+		return time.UnixMicro(v.i).UTC().Format("2006-01-02 15:04:05.999999")
+	case kDec:
+		d, ok := obpart.DecimalFromBytes(b)
+		if !ok {
+			return "?"
+		}
+		return d.Text(scale)
+	}
+	return ""
 }

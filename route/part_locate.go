@@ -1,5 +1,7 @@
 package route
 
+import "obgate/internal/obpart"
+
 // Locating key values in one partitioning level. Key tuples hold one value
 // per column of the level, already cast to the column; string values may
 // lie in the calculation's scratch buffer, passed as arena.
@@ -26,34 +28,23 @@ func (v *kval) bytesOf(arena []byte) []byte {
 func (d *PartDesc) locate(l *levelDesc, key []kval, arena []byte) (int, locateStatus) {
 	switch {
 	case l.fn == PartFuncHash:
-		v := &key[0]
+		v := l.fx.apply(key[0])
 		switch v.kind {
 		case kNull:
 			return 0, locFound
 		case kInt, kUint:
-			return hashPartOf(v.i, l.n), locFound
+			return obpart.HashPart(v.i, l.n), locFound
 		}
 		return 0, locBad
 	case l.fn.hashLike():
 		var h uint64
 		for i, c := range l.cols {
-			v := &key[i]
-			switch v.kind {
-			case kNull:
-				h = keyHashInt(0, h)
-			case kInt, kUint:
-				h = keyHashInt(v.i, h)
-			case kStr:
-				if d.cols[c].class == classBin {
-					h = keyHashBin(v.bytesOf(arena), h)
-				} else {
-					h = keyHashCI(v.bytesOf(arena), h)
-				}
-			default:
+			var ok bool
+			if h, ok = keyHash(&d.cols[c], &key[i], arena, h); !ok {
 				return 0, locBad
 			}
 		}
-		return keyPartOf(h, l.n), locFound
+		return obpart.KeyPart(h, l.n), locFound
 	case l.fn.isRange():
 		return d.rangeOf(l, key, 0, arena)
 	}
@@ -92,8 +83,8 @@ func (d *PartDesc) rangeOf(l *levelDesc, key []kval, tail int, arena []byte) (in
 // continues with MAXVALUE.
 func (d *PartDesc) comparePoint(l *levelDesc, key []kval, tail int, b []kval, arena []byte) int {
 	for i := range key {
-		k := &key[i]
-		if c := compareKV(d.cols[l.cols[i]].class, *k, k.bytesOf(arena), b[i], b[i].s); c != 0 {
+		k := l.fx.apply(key[i])
+		if c := compareKV(&d.cols[l.cols[i]], k, k.bytesOf(arena), b[i], b[i].s); c != 0 {
 			return c
 		}
 	}

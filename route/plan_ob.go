@@ -48,6 +48,9 @@ type StmtRoute struct {
 	// EnablePrimaryZone is enable_primary_zone: strong statements try the
 	// tenant's primary zone after the leader.
 	EnablePrimaryZone bool
+	// TimeZone is the session's time_zone, in which TIMESTAMP partition
+	// keys are read (obpart.ParseTimeZone); nil when it is not known.
+	TimeZone *time.Location
 	// LocationWait bounds the wait for a table's first location fetch
 	// (0: one second); after it the statement goes by the tenant list.
 	LocationWait time.Duration
@@ -336,7 +339,7 @@ func (r *Router) locate(ctx context.Context, req *Request, p *obPlanner, rt *Rou
 			ex.Partition.How = "not partitioned"
 		}
 	} else {
-		var res PartResult
+		res := PartResult{TZ: req.TimeZone}
 		if ex != nil {
 			res.Explain = true
 		}

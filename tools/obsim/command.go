@@ -109,6 +109,7 @@ func (s *session) finishEntry(e *LogEntry, res relayResult, start time.Time) {
 // for a weak read). Statements without a topology table are local.
 func (s *session) placement(st *stmtInfo) (table string, parts []string, local, weak bool) {
 	weak = (st.weak || s.weakSession()) && st.isRead()
+	st.tz = s.timeZone
 	if st.table == "" {
 		return "", nil, true, weak
 	}
@@ -218,6 +219,7 @@ func (s *session) query(sql string, start time.Time) error {
 		for _, ch := range changes {
 			s.vars[ch.name] = ch.value
 		}
+		s.applyTimeZone()
 		s.finishEntry(&entry, relayResult{}, start)
 		return s.sendOK(extra)
 	}
@@ -232,6 +234,7 @@ func (s *session) query(sql string, start time.Time) error {
 		for _, ch := range changes {
 			s.vars[ch.name] = ch.value
 		}
+		s.applyTimeZone()
 		if st.kind == stmtUse && st.db != "" {
 			s.db = st.db
 		}

@@ -115,7 +115,7 @@ func (c *Cluster) buildTenants() error {
 func loadColumns(ctx context.Context, db *sql.DB, schema, table string) ([]*column, map[string]int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE,
 		IFNULL(COLLATION_NAME, ''), IFNULL(CHARACTER_MAXIMUM_LENGTH, 0), IFNULL(NUMERIC_PRECISION, 0),
-		IFNULL(NUMERIC_SCALE, 0) FROM information_schema.COLUMNS
+		IFNULL(NUMERIC_SCALE, 0), IFNULL(DATETIME_PRECISION, 0) FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, table)
 	if err != nil {
 		return nil, nil, err
@@ -124,11 +124,11 @@ func loadColumns(ctx context.Context, db *sql.DB, schema, table string) ([]*colu
 	var cols []*column
 	for rows.Next() {
 		var name, dataType, colType, coll string
-		var pos, charLen, prec, scale int64
-		if err := rows.Scan(&name, &pos, &dataType, &colType, &coll, &charLen, &prec, &scale); err != nil {
+		var pos, charLen, prec, scale, fsp int64
+		if err := rows.Scan(&name, &pos, &dataType, &colType, &coll, &charLen, &prec, &scale, &fsp); err != nil {
 			return nil, nil, err
 		}
-		c := columnFromInfoSchema(name, int(pos-1), dataType, colType, coll, charLen, prec, scale)
+		c := columnFromInfoSchema(name, int(pos-1), dataType, colType, coll, charLen, prec, scale, fsp)
 		cols = append(cols, &c)
 	}
 	if err := rows.Err(); err != nil {
@@ -174,12 +174,12 @@ func (c *Cluster) buildTable(ctx context.Context, spec Table, tableID int64, nex
 		t.colOrder = append(t.colOrder, col.name)
 	}
 	if spec.Part != nil {
-		if t.part, err = buildLevel(spec.Part, t.cols, false); err != nil {
+		if t.part, err = buildLevel(spec.Part, t.cols, false, c.defaultTimeZone()); err != nil {
 			return nil, fmt.Errorf("obsim: table %s: %w", t.fullName(), err)
 		}
 	}
 	if spec.Sub != nil {
-		if t.sub, err = buildLevel(spec.Sub, t.cols, true); err != nil {
+		if t.sub, err = buildLevel(spec.Sub, t.cols, true, c.defaultTimeZone()); err != nil {
 			return nil, fmt.Errorf("obsim: table %s subpartitions: %w", t.fullName(), err)
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
+	"obgate/internal/obpart"
 	"obgate/mysqlproto"
 )
 
@@ -57,7 +59,11 @@ const (
 	colOther colClass = iota // not usable as a computed partition key
 	colInt
 	colUint
-	colString
+	colString // column.coll says how it compares and hashes
+	colDate
+	colDatetime
+	colTimestamp
+	colDecimal
 )
 
 // column is a table column as MariaDB reports it.
@@ -68,14 +74,15 @@ type column struct {
 	obType    mysqlproto.OBObjType // ObObjType number for the views
 	obTypeNum int                  // the same for types outside OBObjType's list
 	collation int                  // OceanBase collation id
-	binary    bool                 // byte-wise comparison (a _bin or binary collation)
+	coll      obpart.Coll          // colString: the collation's rules
 	length    int64
 	precision int64
-	scale     int64
+	scale     int64 // DECIMAL scale; DATETIME and TIMESTAMP fraction digits
 }
 
-// columnFromInfoSchema maps an information_schema.COLUMNS row.
-func columnFromInfoSchema(name string, ordinal int, dataType, columnType, collation string, charLen, numPrec, numScale int64) column {
+// columnFromInfoSchema maps an information_schema.COLUMNS row. A DECIMAL
+// is reported as OceanBase 4.2 and later hold it (ObDecimalIntType).
+func columnFromInfoSchema(name string, ordinal int, dataType, columnType, collation string, charLen, numPrec, numScale, fsp int64) column {
 	c := column{name: strings.ToLower(name), ordinal: ordinal, length: charLen, precision: numPrec, scale: numScale,
 		collation: mysqlproto.OBCollationBinary}
 	unsigned := strings.Contains(strings.ToLower(columnType), "unsigned")
@@ -91,10 +98,10 @@ func columnFromInfoSchema(name string, ordinal int, dataType, columnType, collat
 		return c
 	}
 	switch strings.ToLower(dataType) {
-	case "varchar", "char":
+	case "varchar", "char", "varbinary", "binary":
 		c.class = colString
 		c.obTypeNum = 22
-		if strings.EqualFold(dataType, "char") {
+		if strings.EqualFold(dataType, "char") || strings.EqualFold(dataType, "binary") {
 			c.obTypeNum = 23
 		}
 		c.obType = mysqlproto.OBObjType(c.obTypeNum)
@@ -102,35 +109,66 @@ func columnFromInfoSchema(name string, ordinal int, dataType, columnType, collat
 		lc := strings.ToLower(collation)
 		switch {
 		case lc == "" || lc == "binary":
-			c.binary = true
-			c.collation = mysqlproto.OBCollationBinary
+			c.collation = obpart.IDBinary
 		case strings.HasSuffix(lc, "_bin"):
-			c.binary = true
-			c.collation = 46 // utf8mb4_bin
+			c.collation = obpart.IDPadBin
 		}
+		c.coll = obpart.CollOf(int64(c.collation))
+		return c
+	case "date":
+		c.class, c.obType = colDate, mysqlproto.OBTypeDate
+	case "datetime":
+		c.class, c.obType, c.scale = colDatetime, mysqlproto.OBTypeDatetime, fsp
+	case "timestamp":
+		c.class, c.obType, c.scale = colTimestamp, mysqlproto.OBTypeTimestamp, fsp
+	case "decimal":
+		c.class, c.obType = colDecimal, mysqlproto.OBTypeDecimalInt
+	}
+	if c.class != colOther {
+		c.obTypeNum = int(c.obType)
 		return c
 	}
-	c.obTypeNum = map[string]int{"float": 11, "double": 12, "decimal": 15, "datetime": 17, "timestamp": 18,
-		"date": 19, "time": 20, "year": 21, "tinytext": 27, "text": 28, "mediumtext": 29, "longtext": 30,
-		"bit": 31, "enum": 32, "set": 33}[strings.ToLower(dataType)]
+	c.obTypeNum = map[string]int{"float": 11, "double": 12, "time": 20, "year": 21, "tinytext": 27, "text": 28,
+		"mediumtext": 29, "longtext": 30, "bit": 31, "enum": 32, "set": 33}[strings.ToLower(dataType)]
 	return c
 }
 
 // partLevel is one level of a table's partitioning.
 type partLevel struct {
 	fn    partFunc
-	cols  []*column
+	cols  []*column // the key columns, in the order of the partitioning expression
+	expr  *partExpr // HASH, RANGE, LIST: an expression of the one column; nil for the bare column
 	num   int
 	names []string
+	// ids are the first level's part_id values, by partition index.
+	ids []int64
 	// RANGE: one bound tuple per partition. LIST: per partition, its value
-	// tuples; def is the index of the DEFAULT partition or -1.
+	// tuples; def is the index of the DEFAULT partition or -1. The values
+	// are those of the expression when there is one.
 	bounds [][]value
 	lists  [][][]value
 	def    int
 }
 
-// buildLevel validates spec against the table's columns.
-func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, error) {
+// exprColumn is what a HASH, RANGE or LIST level with an expression
+// compares: the expression's integer values.
+var exprColumn = &column{name: "(expression)", class: colInt, obType: mysqlproto.OBTypeInt, obTypeNum: int(mysqlproto.OBTypeInt)}
+
+// valueCols are the columns a level's bounds and key tuples are values of.
+func (l *partLevel) valueCols() []*column {
+	if l.expr != nil {
+		return []*column{exprColumn}
+	}
+	return l.cols
+}
+
+// takesExpr reports whether f partitions by one value (HASH, RANGE, LIST)
+// rather than by columns.
+func (f partFunc) takesExpr() bool { return f == partHash || f == partRange || f == partList }
+
+// buildLevel validates spec against the table's columns. Bounds written as
+// TIMESTAMP literals are read in tz.
+func buildLevel(spec *PartSpec, cols map[string]*column, sub bool, tz *time.Location) (*partLevel, error) {
 	fn, err := parsePartFunc(spec.Type)
 	if err != nil {
 		return nil, err
@@ -146,9 +184,23 @@ func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, 
 		}
 		l.cols = append(l.cols, c)
 	}
-	if (fn == partHash || fn == partRange || fn == partList) && (len(l.cols) != 1 || (l.cols[0].class != colInt && l.cols[0].class != colUint)) {
-		return nil, fmt.Errorf("%s partitioning takes one integer column (use KEY or %s COLUMNS)", fn, fn)
+	for _, c := range l.cols {
+		if c.class == colOther {
+			return nil, fmt.Errorf("column %s: only integer, string, DATE, DATETIME, TIMESTAMP and DECIMAL partition keys are supported", c.name)
+		}
 	}
+	if spec.Expr != "" {
+		if !fn.takesExpr() || len(l.cols) != 1 {
+			return nil, fmt.Errorf("an expression needs HASH, RANGE or LIST over one column")
+		}
+		if l.expr, err = parsePartExpr(spec.Expr, l.cols[0]); err != nil {
+			return nil, err
+		}
+	}
+	if fn.takesExpr() && l.expr == nil && (len(l.cols) != 1 || (l.cols[0].class != colInt && l.cols[0].class != colUint)) {
+		return nil, fmt.Errorf("%s partitioning takes one integer column or an expression (use KEY or %s COLUMNS)", fn, fn)
+	}
+	vcols := l.valueCols()
 	prefix := "p"
 	if sub {
 		prefix = "sp"
@@ -177,8 +229,8 @@ func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, 
 			return nil, fmt.Errorf("RANGE partitioning needs partitions")
 		}
 		for i, d := range spec.Partitions {
-			if len(d.LessThan) != len(l.cols) {
-				return nil, fmt.Errorf("partition %q: %d bound values for %d columns", d.Name, len(d.LessThan), len(l.cols))
+			if len(d.LessThan) != len(vcols) {
+				return nil, fmt.Errorf("partition %q: %d bound values for %d columns", d.Name, len(d.LessThan), len(vcols))
 			}
 			var tuple []value
 			for j, lit := range d.LessThan {
@@ -187,13 +239,13 @@ func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, 
 					return nil, fmt.Errorf("partition %q: bad bound %q", d.Name, lit)
 				}
 				if v.kind != valMax {
-					if v, ok = castValue(v, l.cols[j]); !ok {
-						return nil, fmt.Errorf("partition %q: bound %q does not fit column %s", d.Name, lit, l.cols[j].name)
+					if v, ok = castValue(v, vcols[j], tz); !ok {
+						return nil, fmt.Errorf("partition %q: bound %q does not fit column %s", d.Name, lit, vcols[j].name)
 					}
 				}
 				tuple = append(tuple, v)
 			}
-			if i > 0 && compareTuple(l.bounds[i-1], tuple, l.cols) >= 0 {
+			if i > 0 && compareTuple(l.bounds[i-1], tuple, vcols) >= 0 {
 				return nil, fmt.Errorf("partition %q: bounds must increase", d.Name)
 			}
 			l.bounds = append(l.bounds, tuple)
@@ -214,14 +266,14 @@ func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, 
 					l.def = i
 					continue
 				}
-				if len(lits) != len(l.cols) {
-					return nil, fmt.Errorf("partition %q: %d values for %d columns", d.Name, len(lits), len(l.cols))
+				if len(lits) != len(vcols) {
+					return nil, fmt.Errorf("partition %q: %d values for %d columns", d.Name, len(lits), len(vcols))
 				}
 				var tuple []value
 				for j, lit := range lits {
 					v, ok := parseLiteral(lit)
 					if ok && v.kind != valNull {
-						v, ok = castValue(v, l.cols[j])
+						v, ok = castValue(v, vcols[j], tz)
 					}
 					if !ok || v.kind == valMax || v.kind == valDefault {
 						return nil, fmt.Errorf("partition %q: bad value %q", d.Name, lit)
@@ -238,9 +290,21 @@ func buildLevel(spec *PartSpec, cols map[string]*column, sub bool) (*partLevel, 
 		}
 		l.num = len(l.lists)
 	}
-	for _, c := range l.cols {
-		if c.class == colOther {
-			return nil, fmt.Errorf("column %s: only integer and (var)char partition keys are supported", c.name)
+	if len(spec.PartIDs) > 0 {
+		if sub || len(spec.PartIDs) != l.num {
+			return nil, fmt.Errorf("part_ids: one per first-level partition (%d), not %d", l.num, len(spec.PartIDs))
+		}
+		seen := map[int64]bool{}
+		for _, id := range spec.PartIDs {
+			if seen[id] {
+				return nil, fmt.Errorf("part_ids: %d twice", id)
+			}
+			seen[id] = true
+		}
+		l.ids = append([]int64(nil), spec.PartIDs...)
+	} else {
+		for i := range l.num {
+			l.ids = append(l.ids, int64(i))
 		}
 	}
 	return l, nil
@@ -254,8 +318,9 @@ func partName(name, prefix string, i int) string {
 }
 
 // castValue converts a literal to a column's class as OceanBase casts key
-// values before partitioning. It reports false when the value does not fit.
-func castValue(v value, c *column) (value, bool) {
+// values before partitioning, a TIMESTAMP literal read in tz. It reports
+// false when the value does not fit.
+func castValue(v value, c *column, tz *time.Location) (value, bool) {
 	if v.kind == valNull || v.kind == valMax {
 		return v, true
 	}
@@ -295,6 +360,42 @@ func castValue(v value, c *column) (value, bool) {
 		case valString:
 			return v, true
 		}
+	case colDate:
+		if v.kind == valString {
+			if d, ok := obpart.ParseDate([]byte(v.s)); ok {
+				return value{kind: valDate, i: int64(d)}, true
+			}
+		}
+	case colDatetime, colTimestamp:
+		if v.kind != valString {
+			return value{}, false
+		}
+		us, ok := obpart.ParseDatetime([]byte(v.s), int(c.scale))
+		if !ok {
+			return value{}, false
+		}
+		if c.class == colTimestamp {
+			if tz == nil {
+				return value{}, false
+			}
+			wall := time.UnixMicro(us).UTC()
+			us = time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), tz).UnixMicro()
+		}
+		return value{kind: valTime, i: us}, true
+	case colDecimal:
+		var d obpart.Decimal
+		ok := false
+		switch v.kind {
+		case valString:
+			d, ok = obpart.ParseDecimal([]byte(v.s), int(c.precision), int(c.scale))
+		case valInt:
+			d, ok = obpart.DecimalFromInt(v.i, false, int(c.precision), int(c.scale))
+		case valUint:
+			d, ok = obpart.DecimalFromInt(int64(v.u), true, int(c.precision), int(c.scale))
+		}
+		if ok {
+			return value{kind: valDec, s: string(d[:]), u: uint64(c.scale)}, true
+		}
 	}
 	return value{}, false
 }
@@ -314,15 +415,18 @@ func compareValue(a, b value, c *column) int {
 	if ra, rb := rank(a), rank(b); ra != rb || ra != 1 {
 		return ra - rb
 	}
-	switch a.kind {
-	case valInt:
+	cmp := func(x, y int64) int {
 		switch {
-		case a.i < b.i:
+		case x < y:
 			return -1
-		case a.i > b.i:
+		case x > y:
 			return 1
 		}
 		return 0
+	}
+	switch a.kind {
+	case valInt, valDate, valTime:
+		return cmp(a.i, b.i)
 	case valUint:
 		switch {
 		case a.u < b.u:
@@ -331,11 +435,11 @@ func compareValue(a, b value, c *column) int {
 			return 1
 		}
 		return 0
+	case valDec:
+		da, db := decimalOf(a), decimalOf(b)
+		return da.Compare(&db)
 	}
-	if c.binary {
-		return strings.Compare(strings.TrimRight(a.s, " "), strings.TrimRight(b.s, " "))
-	}
-	return strings.Compare(generalCIKey(a.s), generalCIKey(b.s))
+	return c.coll.Compare([]byte(a.s), []byte(b.s))
 }
 
 func compareTuple(a, b []value, cols []*column) int {
@@ -348,8 +452,10 @@ func compareTuple(a, b []value, cols []*column) int {
 }
 
 // locate returns the partition index of a key tuple (values already cast
-// to the columns), or false when no partition holds it.
+// to the columns, and evaluated by the expression when there is one), or
+// false when no partition holds it.
 func (l *partLevel) locate(key []value) (int, bool) {
+	vcols := l.valueCols()
 	switch l.fn {
 	case partHash:
 		v := key[0]
@@ -360,32 +466,16 @@ func (l *partLevel) locate(key []value) (int, bool) {
 		case valUint:
 			n = int64(v.u)
 		}
-		if n == math.MinInt64 {
-			n = math.MaxInt64
-		} else if n < 0 {
-			n = -n
-		}
-		return int(n % int64(l.num)), true
+		return obpart.HashPart(n, l.num), true
 	case partKey, partKeyImplicit:
 		var h uint64
 		for i, v := range key {
-			switch {
-			case v.kind == valNull:
-				h = hashInt(0, h)
-			case v.kind == valInt:
-				h = hashInt(v.i, h)
-			case v.kind == valUint:
-				h = hashInt(int64(v.u), h)
-			case l.cols[i].binary:
-				h = murmur64A([]byte(strings.TrimRight(v.s, " ")), h)
-			default:
-				h = hashString(v.s, h)
-			}
+			h = keyHash(v, l.cols[i], h)
 		}
-		return partOfHash(h, l.num), true
+		return obpart.KeyPart(h, l.num), true
 	case partRange, partRangeColumns:
 		for i, b := range l.bounds {
-			if compareTuple(key, b, l.cols) < 0 {
+			if compareTuple(key, b, vcols) < 0 {
 				return i, true
 			}
 		}
@@ -393,7 +483,7 @@ func (l *partLevel) locate(key []value) (int, bool) {
 	}
 	for i, tuples := range l.lists {
 		for _, t := range tuples {
-			if compareTuple(key, t, l.cols) == 0 {
+			if compareTuple(key, t, vcols) == 0 {
 				return i, true
 			}
 		}
@@ -410,7 +500,8 @@ const maxKeyCombinations = 256
 
 // candidates returns the partition indexes a set of rows can fall in; all
 // is true when the level's columns are not all known (every partition).
-func (l *partLevel) candidates(rows []map[string]value) (set map[int]bool, all bool) {
+// TIMESTAMP values are read in tz, the session's time zone.
+func (l *partLevel) candidates(rows []map[string]value, tz *time.Location) (set map[int]bool, all bool) {
 	set = map[int]bool{}
 	for _, row := range rows {
 		key := make([]value, len(l.cols))
@@ -419,9 +510,12 @@ func (l *partLevel) candidates(rows []map[string]value) (set map[int]bool, all b
 			if !ok {
 				return nil, true
 			}
-			if key[i], ok = castValue(v, c); !ok {
+			if key[i], ok = castValue(v, c, tz); !ok {
 				return nil, true
 			}
+		}
+		if l.expr != nil {
+			key = []value{l.expr.eval(key[0])}
 		}
 		idx, ok := l.locate(key)
 		if !ok {
@@ -491,11 +585,11 @@ func (t *tableModel) tabletsFor(st *stmtInfo) (tablets []*tablet, all bool) {
 	if !ok || len(rows) == 0 {
 		return t.tablets, true
 	}
-	first, allFirst := t.part.candidates(rows)
+	first, allFirst := t.part.candidates(rows, st.tz)
 	var second map[int]bool
 	allSecond := true
 	if t.sub != nil {
-		second, allSecond = t.sub.candidates(rows)
+		second, allSecond = t.sub.candidates(rows, st.tz)
 	}
 	if allFirst && (t.sub == nil || allSecond) {
 		return t.tablets, true
@@ -534,19 +628,20 @@ func (t *tableModel) partColumns() []string {
 // for RANGE, one row per value (or a DEFAULT marker row) for LIST, nothing
 // for HASH/KEY.
 func (l *partLevel) boundBin(i int) []byte {
+	vcols := l.valueCols()
 	switch l.fn {
 	case partRange, partRangeColumns:
-		objs := make([]mysqlproto.OBObj, len(l.cols))
+		objs := make([]mysqlproto.OBObj, len(vcols))
 		for j, v := range l.bounds[i] {
-			objs[j] = obObjOf(v, l.cols[j], l.fn == partRange)
+			objs[j] = obObjOf(v, vcols[j], l.fn == partRange)
 		}
 		return mysqlproto.AppendOBRowkey(nil, objs...)
 	case partList, partListColumns:
 		var out []byte
 		for _, tuple := range l.lists[i] {
-			objs := make([]mysqlproto.OBObj, len(l.cols))
+			objs := make([]mysqlproto.OBObj, len(vcols))
 			for j, v := range tuple {
-				objs[j] = obObjOf(v, l.cols[j], l.fn == partList)
+				objs[j] = obObjOf(v, vcols[j], l.fn == partList)
 			}
 			out = mysqlproto.AppendOBRow(out, objs...)
 		}
@@ -588,8 +683,11 @@ func (l *partLevel) boundText(i int) string {
 }
 
 // obObjOf converts a bound value to its OceanBase object: a BIGINT for
-// RANGE/LIST expressions (intExpr), the column's type otherwise.
+// RANGE/LIST expressions (intExpr), the column's type otherwise (a
+// DECIMAL as the bytes of its precision's width, as the server keeps it).
 func obObjOf(v value, c *column, intExpr bool) mysqlproto.OBObj {
+	numeric := mysqlproto.OBObjMeta{Type: c.obType, CollationLevel: mysqlproto.OBCollationLevelNumeric,
+		Collation: mysqlproto.OBCollationBinary, Scale: -1}
 	switch v.kind {
 	case valMax:
 		return mysqlproto.OBMaxValue
@@ -600,6 +698,14 @@ func obObjOf(v value, c *column, intExpr bool) mysqlproto.OBObj {
 		meta.Type = c.obType
 		meta.Collation = uint8(c.collation)
 		return mysqlproto.OBObj{Meta: meta, Bytes: []byte(v.s)}
+	case valDate:
+		return mysqlproto.OBObj{Meta: numeric, Int: v.i}
+	case valTime:
+		numeric.Scale = int8(c.scale)
+		return mysqlproto.OBObj{Meta: numeric, Int: v.i}
+	case valDec:
+		numeric.Scale = int8(c.scale)
+		return mysqlproto.OBObj{Meta: numeric, Bytes: []byte(v.s[:decimalWidth(int(c.precision))])}
 	}
 	n := v.i
 	if v.kind == valUint {
@@ -612,6 +718,20 @@ func obObjOf(v value, c *column, intExpr bool) mysqlproto.OBObj {
 	return o
 }
 
+// decimalWidth is the bytes a DECIMAL of precision p takes in OceanBase
+// (get_decimalint_type: 4, 8, 16, 32 or 64).
+func decimalWidth(p int) int {
+	switch {
+	case p <= 9:
+		return 4
+	case p <= 18:
+		return 8
+	case p <= 38:
+		return 16
+	}
+	return 32
+}
+
 // rangeTypeText is part_range_type: the ObObjType numbers of the bound
 // values of the first partition, comma-separated.
 func (l *partLevel) rangeTypeText() string {
@@ -619,20 +739,25 @@ func (l *partLevel) rangeTypeText() string {
 		return ""
 	}
 	var parts []string
+	vcols := l.valueCols()
 	for j, v := range l.bounds[0] {
-		parts = append(parts, strconv.Itoa(int(obObjOf(v, l.cols[j], l.fn == partRange).Meta.Type)))
+		parts = append(parts, strconv.Itoa(int(obObjOf(v, vcols[j], l.fn == partRange).Meta.Type)))
 	}
 	return strings.Join(parts, ",")
 }
 
-// exprText is part_expr / sub_part_expr: the column list.
+// exprText is part_expr / sub_part_expr: the expression, or the column
+// list in the order of the partitioning.
 func (l *partLevel) exprText() string {
 	if l == nil {
 		return ""
 	}
+	if l.expr != nil {
+		return l.expr.text
+	}
 	names := make([]string, len(l.cols))
 	for i, c := range l.cols {
-		names[i] = c.name
+		names[i] = "`" + c.name + "`"
 	}
 	return strings.Join(names, ",")
 }

@@ -4,100 +4,108 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"obgate/internal/obpart"
+	"obgate/internal/obpart/golden"
 )
 
-// The vectors below were computed by a small C program written separately
-// from this package, straight from the published MurmurHash64A algorithm
-// (Austin Appleby, public domain) and OceanBase's documented KEY rule:
-// h = murmur64A(8 little-endian bytes of the value, seed), chained over the
-// key columns from seed 0; strings hashed over their utf8mb4_general_ci
-// weights (ASCII upper-cased, 2 bytes each, trailing spaces removed, in
-// 128-byte chunks); partition = |int64(h)| % n.
+// obsim's placement against vectors computed by OceanBase's own code
+// (internal/obpart/golden): each vector's values, cast to columns of
+// their types as obsim casts statement values, must fall in the partition
+// OceanBase puts them in.
 
-func TestMurmur64AVectors(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		seed uint64
-		want uint64
-	}{
-		{"", 0, 0},
-		{"hello", 0, 0x1e68d17c457bf117},
-		{"hello world!!", 42, 0x5997282dbf9ef417},
-	} {
-		if got := murmur64A([]byte(tc.in), tc.seed); got != tc.want {
-			t.Errorf("murmur64A(%q, %d) = %#x, want %#x", tc.in, tc.seed, got, tc.want)
+func loadGolden(t *testing.T) *golden.Vectors {
+	t.Helper()
+	v, err := golden.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// goldenColumn is a column of a vector value's type and the value as a
+// statement literal gives it.
+func goldenColumn(t *testing.T, v golden.Value) (column, value) {
+	c := column{class: colInt, obType: 5, obTypeNum: 5, collation: 63}
+	switch v.Kind {
+	case golden.Null:
+		return c, value{kind: valNull}
+	case golden.Int:
+		return c, value{kind: valInt, i: v.Int}
+	case golden.Uint:
+		c.class = colUint
+		return c, value{kind: valUint, u: uint64(v.Int)}
+	case golden.CI, golden.PadBin, golden.Binary:
+		c.class = colString
+		c.collation = map[golden.Kind]int{golden.CI: 45, golden.PadBin: 46, golden.Binary: 63}[v.Kind]
+		c.coll = obpart.CollOf(int64(c.collation))
+		return c, value{kind: valString, s: string(v.Bytes)}
+	case golden.Date:
+		c.class = colDate
+		return c, value{kind: valString, s: v.Text}
+	case golden.Datetime:
+		c.class, c.scale = colDatetime, 6
+		return c, value{kind: valString, s: v.Text}
+	case golden.TS:
+		c.class, c.scale = colTimestamp, 6
+		return c, value{kind: valString, s: time.UnixMicro(v.Int).UTC().Format("2006-01-02 15:04:05.000000")}
+	case golden.Decimal:
+		c.class, c.precision, c.scale = colDecimal, int64(v.Precision), int64(v.Scale)
+		return c, value{kind: valString, s: v.Text}
+	}
+	t.Fatalf("value %s", v.Spelled)
+	return c, value{}
+}
+
+func TestKeyPlacementMatchesOceanBase(t *testing.T) {
+	n := 0
+	for _, vec := range loadGolden(t).Keys {
+		l := &partLevel{fn: partKey, num: vec.Parts}
+		row := map[string]value{}
+		for i, gv := range vec.Values {
+			c, v := goldenColumn(t, gv)
+			c.name = fmt.Sprintf("c%d", i)
+			l.cols = append(l.cols, &c)
+			row[c.name] = v
+		}
+		set, all := l.candidates([]map[string]value{row}, time.UTC)
+		if all || len(set) != 1 || !set[vec.Part] {
+			var spelled []string
+			for _, v := range vec.Values {
+				spelled = append(spelled, v.Spelled)
+			}
+			t.Errorf("KEY %v of %d: partitions %v (all %v), OceanBase %d", spelled, vec.Parts, set, all, vec.Part)
+		}
+		n++
+	}
+	if n < 500 {
+		t.Fatalf("only %d vectors", n)
+	}
+}
+
+func TestHashPlacementMatchesOceanBase(t *testing.T) {
+	for _, vec := range loadGolden(t).Hashes {
+		c := intCol
+		c.name = "id"
+		l := &partLevel{fn: partHash, num: vec.Parts, cols: []*column{&c}}
+		v := value{kind: valInt, i: vec.Value}
+		if vec.Null {
+			v = value{kind: valNull}
+		}
+		if set, all := l.candidates([]map[string]value{{"id": v}}, nil); all || !set[vec.Part] || len(set) != 1 {
+			t.Errorf("HASH(%d) of %d: %v, OceanBase %d", vec.Value, vec.Parts, set, vec.Part)
 		}
 	}
 }
 
-func TestKeyHashIntVectors(t *testing.T) {
-	for _, tc := range []struct {
-		v      int64
-		hash   uint64
-		p4, p7 int
-	}{
-		{0, 0x7208f7fa198a2d81, 1, 6},
-		{1, 0x8fbb8d815c9e092e, 2, 6},
-		{2, 0xc7530d606bb62412, 2, 5},
-		{3, 0x47cd23686e97a272, 2, 0},
-		{7, 0x59c7670b11a59419, 1, 5},
-		{42, 0xd2df4d44ebb8b210, 0, 3},
-		{100, 0x05230dbbb2b10938, 0, 4},
-		{12345, 0x88a9c27aaf4f6422, 2, 5},
-		{-1, 0x3a8e59c4e2c576dd, 1, 3},
-		{-42, 0xebf210c29a1d2543, 1, 0},
-		{9223372036854775807, 0xab1877a30aad157f, 1, 0},
-	} {
-		h := hashInt(tc.v, 0)
-		if h != tc.hash || partOfHash(h, 4) != tc.p4 || partOfHash(h, 7) != tc.p7 {
-			t.Errorf("KEY(%d): hash %#x p4 %d p7 %d, want %#x %d %d", tc.v, h, partOfHash(h, 4), partOfHash(h, 7), tc.hash, tc.p4, tc.p7)
+func TestComparisonsMatchOceanBase(t *testing.T) {
+	for _, vec := range loadGolden(t).Cmps {
+		c := column{class: colString, collation: int(vec.Collation), coll: obpart.CollOf(vec.Collation)}
+		a, b := value{kind: valString, s: string(vec.A)}, value{kind: valString, s: string(vec.B)}
+		if got := compareValue(a, b, &c); got != vec.Sign {
+			t.Errorf("collation %d: compare(%q, %q) = %d, OceanBase %d", vec.Collation, vec.A, vec.B, got, vec.Sign)
 		}
-	}
-}
-
-func TestKeyHashStringVectors(t *testing.T) {
-	long := "0123456789012345678901234567890123456789012345678901234567890123456789"
-	for _, tc := range []struct {
-		s      string
-		hash   uint64
-		p4, p5 int
-	}{
-		{"", 0, 0, 0},
-		{"a", 0x4cdc42c9b1907dec, 0, 0},
-		{"A", 0x4cdc42c9b1907dec, 0, 0},
-		{"abc", 0xf3299ff240083bbb, 1, 3},
-		{"ABC  ", 0xf3299ff240083bbb, 1, 3},
-		{"hello world", 0x4872d91aa0e952e3, 3, 1},
-		{long, 0x507e330118befdd0, 0, 3},
-	} {
-		h := hashString(tc.s, 0)
-		if h != tc.hash || partOfHash(h, 4) != tc.p4 || partOfHash(h, 5) != tc.p5 {
-			t.Errorf("KEY(%q): hash %#x p4 %d p5 %d, want %#x %d %d", tc.s, h, partOfHash(h, 4), partOfHash(h, 5), tc.hash, tc.p4, tc.p5)
-		}
-	}
-	// Two key columns chain the hash.
-	if h := hashInt(8, hashInt(7, 0)); h != 0xa4bda4c8589db1ff || partOfHash(h, 6) != 5 {
-		t.Errorf("KEY(7,8) = %#x", h)
-	}
-	if h := hashString("x", hashInt(7, 0)); h != 0xd1146d8961ee4174 || partOfHash(h, 6) != 0 {
-		t.Errorf("KEY(7,'x') = %#x", h)
-	}
-}
-
-func TestGeneralCIWeights(t *testing.T) {
-	for _, tc := range []struct {
-		r rune
-		w uint16
-	}{
-		{'a', 'A'}, {'Z', 'Z'}, {'1', '1'}, {'é', 'E'}, {'Ç', 'C'}, {'ß', 'S'}, {'ÿ', 'Y'}, {'æ', 0xC6},
-		{'µ', 0x39C}, {'ā', 'A'}, {'Ł', 0x141}, {'😀', 0xFFFD}, {'ж', 'Ж'},
-	} {
-		if got := generalCIWeight(tc.r); got != tc.w {
-			t.Errorf("weight(%q) = %#x, want %#x", tc.r, got, tc.w)
-		}
-	}
-	if generalCIKey("Abc  ") != generalCIKey("aBC") {
-		t.Error("keys should ignore case and trailing spaces")
 	}
 }
 
@@ -116,12 +124,12 @@ func testTable(t *testing.T, cols map[string]column, part, sub *PartSpec) *table
 	}
 	var err error
 	if part != nil {
-		if tm.part, err = buildLevel(part, tm.cols, false); err != nil {
+		if tm.part, err = buildLevel(part, tm.cols, false, time.UTC); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if sub != nil {
-		if tm.sub, err = buildLevel(sub, tm.cols, true); err != nil {
+		if tm.sub, err = buildLevel(sub, tm.cols, true, time.UTC); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,7 +152,7 @@ func testTable(t *testing.T, cols map[string]column, part, sub *PartSpec) *table
 
 var (
 	intCol = column{class: colInt, obType: 5, obTypeNum: 5, collation: 63}
-	strCol = column{class: colString, obType: 22, obTypeNum: 22, collation: 45}
+	strCol = column{class: colString, obType: 22, obTypeNum: 22, collation: 45, coll: obpart.CollGeneralCI}
 )
 
 func partsOf(t *testing.T, tm *tableModel, sql string) string {
@@ -228,7 +236,7 @@ func TestPartitionSpecErrors(t *testing.T) {
 		{Type: "LIST", Columns: []string{"id"}, Partitions: []PartDef{{Values: []Tuple{{"DEFAULT"}}}, {Values: []Tuple{{"DEFAULT"}}}}},
 		{Type: "SPLIT", Columns: []string{"id"}},
 	} {
-		if _, err := buildLevel(&spec, cols, false); err == nil {
+		if _, err := buildLevel(&spec, cols, false, time.UTC); err == nil {
 			t.Errorf("%+v accepted", spec)
 		}
 	}

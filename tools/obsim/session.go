@@ -24,6 +24,12 @@ type session struct {
 	conn net.Conn
 	id   uint32
 
+	// timeZone is the session's time_zone (the cluster's until a SET
+	// changes it), in which TIMESTAMP partition keys are read; nil when
+	// it is SYSTEM. pendingTZ is a SET's new value until the SET succeeds.
+	timeZone  *time.Location
+	pendingTZ *string
+
 	done     chan struct{}
 	killOnce sync.Once
 
@@ -64,7 +70,7 @@ type session struct {
 }
 
 func newSession(n *Node, conn net.Conn) *session {
-	return &session{n: n, c: n.c, conn: conn, id: n.c.nextSessionID(), done: make(chan struct{}),
+	return &session{n: n, c: n.c, conn: conn, id: n.c.nextSessionID(), done: make(chan struct{}), timeZone: n.c.defaultTimeZone(),
 		protocol: "mysql", clientType: "direct", vars: map[string]string{}, userVars: map[string]string{}, lastHit: true,
 		stmts: map[uint32]*prepared{}}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"obgate/internal/obpart"
 	"obgate/mysqlproto"
 )
 
@@ -93,6 +94,7 @@ type varChange struct{ name, value string }
 // relay ("" when nothing is left for MariaDB) and the OceanBase variables
 // to set once the statement succeeds, or an error to send.
 func (s *session) handleSet(sql string, toks []token) (relay string, changes []varChange, serr *mysqlproto.SQLError) {
+	s.pendingTZ = nil
 	// Drop a trailing ';' and anything after it.
 	for i := range toks {
 		if toks[i].is(";") {
@@ -141,6 +143,9 @@ func (s *session) handleSet(sql string, toks []token) (relay string, changes []v
 			continue
 		}
 		rest := sql[a[nameEnd].start:a[len(a)-1].end]
+		if name == "time_zone" && !strings.EqualFold(scope, "GLOBAL") && !(a[0].kind == tokSysVar && strings.EqualFold(a[0].aux, "global")) {
+			s.noteTimeZone(a[nameEnd+1:])
+		}
 		if to, ok := renamedVars[name]; ok {
 			changed = true
 			target := to // a plain name keeps the statement's scope
@@ -191,6 +196,29 @@ func (s *session) handleSet(sql string, toks []token) (relay string, changes []v
 		prefix += scope + " "
 	}
 	return prefix + strings.Join(kept, ", "), changes, nil
+}
+
+// noteTimeZone remembers the session time_zone a SET assigns, which
+// applyTimeZone makes the session's once the statement succeeded.
+// MariaDB runs the assignment and reports it; obsim reads TIMESTAMP
+// partition keys in it.
+func (s *session) noteTimeZone(toks []token) {
+	v, next, ok := literalAt(toks, 0)
+	if len(toks) == 1 && toks[0].kind == tokIdent && strings.EqualFold(toks[0].val, "DEFAULT") {
+		v, next, ok = value{kind: valString, s: s.c.defaultTimeZoneName()}, 1, true
+	}
+	if ok && next == len(toks) && v.kind == valString {
+		tz := v.s
+		s.pendingTZ = &tz
+	}
+}
+
+// applyTimeZone takes the time_zone the last SET assigned.
+func (s *session) applyTimeZone() {
+	if s.pendingTZ != nil {
+		s.timeZone = obpart.ParseTimeZone(*s.pendingTZ)
+		s.pendingTZ = nil
+	}
 }
 
 // evalVarValue evaluates the value of an OceanBase variable assignment: a

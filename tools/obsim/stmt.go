@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Statement facts obsim needs to decide where a statement "ran": its kind,
@@ -22,6 +23,12 @@ const (
 	valString
 	valMax     // MAXVALUE (RANGE bounds)
 	valDefault // DEFAULT (LIST default partition)
+	// Values cast to a key column of their type (castValue): a DATE's day
+	// number, a DATETIME's or TIMESTAMP's microseconds (TIMESTAMP in UTC)
+	// in i, a DECIMAL's obpart.Decimal bytes in s.
+	valDate
+	valTime
+	valDec
 )
 
 // value is a literal.
@@ -44,6 +51,13 @@ func (v value) String() string {
 		return "MAXVALUE"
 	case valDefault:
 		return "DEFAULT"
+	case valDate:
+		return "'" + time.UnixMicro(v.i*86400*1000000).UTC().Format("2006-01-02") + "'"
+	case valTime:
+		return "'" + time.UnixMicro(v.i).UTC().Format("2006-01-02 15:04:05.999999") + "'"
+	case valDec:
+		d := decimalOf(v)
+		return d.Text(int(v.u))
 	}
 	return quoteString(v.s)
 }
@@ -169,6 +183,8 @@ type stmtInfo struct {
 	// params are the values bound to the placeholders, by number; nil
 	// for text statements.
 	params []param
+	// tz is the session's time zone, in which TIMESTAMP keys are read.
+	tz *time.Location
 }
 
 // literal reads a literal at toks[i] as literalAt does, or a placeholder

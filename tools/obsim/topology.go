@@ -96,9 +96,22 @@ type Table struct {
 type PartSpec struct {
 	// Type is HASH, KEY, RANGE, RANGE COLUMNS, LIST or LIST COLUMNS.
 	Type string `json:"type"`
-	// Columns are the partitioning columns (HASH and RANGE/LIST without
-	// COLUMNS take exactly one integer column).
+	// Columns are the partitioning columns in the order of the
+	// partitioning expression (KEY(b, a) is ["b", "a"], whatever the
+	// columns' order in the table). HASH and RANGE/LIST without COLUMNS
+	// take exactly one column: an integer, or the column of Expr.
 	Columns []string `json:"columns"`
+	// Expr is the expression HASH, RANGE or LIST partition by, of their
+	// one column: YEAR(c) or TO_DAYS(c) of a DATE or DATETIME,
+	// UNIX_TIMESTAMP(c) of a TIMESTAMP, c DIV n, c MOD n; empty for the
+	// column itself. The views report it in part_expr.
+	Expr string `json:"expr,omitempty"`
+	// PartIDs are the part_id of each first-level partition, in partition
+	// order; default 0, 1, 2, … A partition that a DDL rebuilt keeps its
+	// position but gets a new, larger id: [500003, 500001, 500002] shows
+	// a client that the partition index is the row's position, not the
+	// order of the ids.
+	PartIDs []int64 `json:"part_ids,omitempty"`
 	// Num is the number of HASH or KEY partitions.
 	Num int `json:"num,omitempty"`
 	// Names optionally names HASH/KEY partitions; default p0, p1, … (sp0,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"obgate/internal/obpart"
 )
 
 // The views and internal tables ODP reads are real tables in the MariaDB
@@ -99,7 +101,7 @@ var viewDDL = []string{
 		sub_part_interval_bin blob NULL, sub_interval_start text NULL,
 		sub_interval_start_bin blob NULL, spare1 bigint NOT NULL, spare2 bigint NOT NULL,
 		spare3 bigint NOT NULL, spare4 text NULL, spare5 text NULL, spare6 text NULL,
-		PRIMARY KEY (tenant_name, table_id, part_id))`,
+		PRIMARY KEY (tenant_name, table_id, part_position), UNIQUE KEY (tenant_name, table_id, part_id))`,
 	`CREATE TABLE IF NOT EXISTS oceanbase.__all_virtual_proxy_sub_partition (
 		tenant_name varchar(128) NOT NULL, table_id bigint NOT NULL, part_id bigint NOT NULL,
 		sub_part_id bigint NOT NULL, part_name varchar(128) NOT NULL, status bigint NOT NULL,
@@ -166,12 +168,27 @@ func nullString(s string) any {
 const (
 	roleLeader          = 1
 	roleFollower        = 2
-	replicaTypeFull     = 0
-	replicaTypeReadOnly = 5
+	replicaTypeFull     = 0  // ObReplicaType REPLICA_TYPE_FULL
+	replicaTypeReadOnly = 16 // REPLICA_TYPE_READONLY (5 is LOGONLY)
 	tableTypeSystem     = 0
 	tableTypeUser       = 3
 	allDummyTableID     = 1
 )
+
+// defaultTimeZoneName is the tenants' global time_zone.
+func (c *Cluster) defaultTimeZoneName() string {
+	for _, v := range sysVariables {
+		if v.name == "time_zone" {
+			return v.value
+		}
+	}
+	return "SYSTEM"
+}
+
+// defaultTimeZone is the time zone of a new session.
+func (c *Cluster) defaultTimeZone() *time.Location {
+	return obpart.ParseTimeZone(c.defaultTimeZoneName())
+}
 
 // sysVariables are the rows of __all_virtual_proxy_sys_variable: name,
 // ObObjType of the value, value, flags.
@@ -470,6 +487,9 @@ func (c *Cluster) partitionRows(t *tenantModel, tb *tableModel, partInfo, parts,
 				tb.part.exprText(), "", tb.part.rangeTypeText(), "", "", "", "", subType, 0, 0, 0,
 				tb.sub.exprText(), "", subRangeType, "", "", "", "", keyNum, col.name, col.obTypeNum, col.ordinal,
 				li+1, "", col.collation, rowkeyIdx, "", col.length, col.precision, col.scale, 0, 0, 0, nil, nil, nil, nil)
+			// part_key_idx is the column's position in the table, so the
+			// view's "order by part_key_idx" lists keys in table order, not
+			// in the order of the partitioning expression.
 		}
 	}
 	for i := range tb.part.num {
@@ -480,11 +500,11 @@ func (c *Cluster) partitionRows(t *tenantModel, tb *tableModel, partInfo, parts,
 		} else {
 			subNum = tb.sub.num
 		}
-		pos := 0
-		if tb.part.fn.hashLike() {
-			pos = i
-		}
-		parts.add(t.name, tb.id, i, tb.part.names[i], 0, nil, nil, nullString(tb.part.boundText(i)),
+		// The rows come back in partition order (the order of the server's
+		// partition array), whatever the part ids: the primary key is
+		// part_position.
+		pos := i
+		parts.add(t.name, tb.id, tb.part.ids[i], tb.part.names[i], 0, nil, nil, nullString(tb.part.boundText(i)),
 			nullBytes(tb.part.boundBin(i)), pos, tabletID, subNum, 0, nil, nil, nil, nil, tb.schemaVersion, 0, 0, nil, nil, nil)
 	}
 	if tb.sub == nil {
@@ -495,7 +515,7 @@ func (c *Cluster) partitionRows(t *tenantModel, tb *tableModel, partInfo, parts,
 		if tb.sub.fn.hashLike() {
 			pos = p.sub
 		}
-		subParts.add(t.name, tb.id, p.part, p.sub, p.name, 0, nil, nil, nullString(tb.sub.boundText(p.sub)),
+		subParts.add(t.name, tb.id, tb.part.ids[p.part], p.sub, p.name, 0, nil, nil, nullString(tb.sub.boundText(p.sub)),
 			nullBytes(tb.sub.boundBin(p.sub)), pos, p.id, tb.schemaVersion, 0, 0, nil, nil, nil)
 	}
 }

@@ -184,7 +184,7 @@ func TestViewsLocations(t *testing.T) {
 	if len(res.Rows) != 1 || columnOf(t, res, 0, "part_type") != "0" || columnOf(t, res, 0, "part_num") != "4" ||
 		columnOf(t, res, 0, "part_level") != "1" || columnOf(t, res, 0, "part_key_name") != "id" ||
 		columnOf(t, res, 0, "part_key_type") != "5" || columnOf(t, res, 0, "part_key_idx") != "0" ||
-		columnOf(t, res, 0, "template_num") != "0" || columnOf(t, res, 0, "part_expr") != "id" {
+		columnOf(t, res, 0, "template_num") != "0" || columnOf(t, res, 0, "part_expr") != "`id`" {
 		t.Errorf("orders part info: %v", res.Rows)
 	}
 	res = mustQuery(t, cl, fmt.Sprintf(firstPartSQL, orders.TableID, "test", -1, orders.TableID, "test", int64Max))
