@@ -99,8 +99,14 @@ func (e *Entry) End() {
 // forceCongested reports ODP's force congestion: the server or its zone
 // is being upgraded (stop_time set, zone INACTIVE). No minimum keep time
 // applies; it lasts as long as the state.
+//
+// A server the cluster is deleting (status DELETING) is held the same way:
+// its units are being moved off it, so it gets no new statements unless
+// every candidate is on a list. ODP's congestion manager leaves DELETING
+// unflagged (obproxy src/obproxy/obutils/ob_congestion_manager.cpp), which
+// keeps sending new sessions to a server that is being emptied.
 func (e *Entry) forceCongested() bool {
-	if State(e.statusState.Load()) == StateUpgrade {
+	if st := State(e.statusState.Load()); st == StateUpgrade || st == StateDeleting {
 		return true
 	}
 	z := e.zone.Load()

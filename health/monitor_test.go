@@ -192,7 +192,8 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 	m, now := testMonitor(t, "min_keep_congestion_interval", "20s")
 	m.applyTable("c", testTable(false, route.ServerActive, route.ServerInactive, route.ServerReplay,
 		route.ServerUpgrade, route.ServerDeleting))
-	want := map[string]bool{"a:1": true, "b:1": false, "c:1": false, "d:1": false, "e:1": true}
+	// A DELETING server takes nothing new (a server being emptied).
+	want := map[string]bool{"a:1": true, "b:1": false, "c:1": false, "d:1": false, "e:1": false}
 	for addr, ok := range want {
 		if got := m.lookup("c", addr); got == nil || !got.congested() != ok {
 			t.Errorf("%s: available = %v, want %v", addr, got != nil && !got.congested(), ok)
@@ -220,6 +221,16 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 	m.applyTable("c", testTable(false, route.ServerActive))
 	if m.lookup("c", "a:1").congested() {
 		t.Fatal("zone back to ACTIVE did not clear force congestion")
+	}
+	// DELETING holds the server at once and lets it go when the deletion
+	// is cancelled (ACTIVE again), with no minimum keep time.
+	m.applyTable("c", testTable(false, route.ServerDeleting))
+	if !m.lookup("c", "a:1").congested() {
+		t.Fatal("a DELETING server is available")
+	}
+	m.applyTable("c", testTable(false, route.ServerActive))
+	if m.lookup("c", "a:1").congested() {
+		t.Fatal("a server whose deletion was cancelled stays listed")
 	}
 }
 
