@@ -258,7 +258,7 @@ var itemTable = []Item{
 		ref: strRef(func(c *Config) *string { return &c.ProxyIDCName })},
 	{name: "proxy_route_policy", def: "", level: LevelSys,
 		choices: []string{"", "FOLLOWER_FIRST", "UNMERGE_FOLLOWER_FIRST", "FOLLOWER_ONLY", "FORCE_READONLY_ZONE"},
-		doc:     "Replica preference of weak reads; empty = ODP's default order. FORCE_READONLY_ZONE (obgate) sends weak reads to read-only zones only and refuses every other statement with ERR 4007; a session may choose its own with SET @proxy_route_policy.",
+		doc:     "Replica preference of weak reads; empty = ODP's default order. FORCE_READONLY_ZONE (obgate) sends weak reads to read-only zones only and refuses every other statement with ERR 1235 (0A000, OB_NOT_SUPPORTED); a session may choose its own with SET @proxy_route_policy.",
 		ref:     strRef(func(c *Config) *string { return &c.ProxyRoutePolicy })},
 	{name: "weak_read_user_list", def: "", level: LevelUser,
 		doc: "Users whose SELECTs read weakly unless their hint says otherwise: a comma-separated list of user or user@tenant (obgate).",

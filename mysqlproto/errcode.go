@@ -1,5 +1,7 @@
 package mysqlproto
 
+import "fmt"
+
 // Error codes obgate sends or reacts to. MySQL server codes (ER_*), client
 // codes (CR_*, never sent by servers but used by obgate where a driver would
 // report the same condition), and the OceanBase codes that appear in ERR
@@ -38,7 +40,9 @@ const (
 	CRMalformedPacket   uint16 = 2027
 	CRNetPacketTooLarge uint16 = 2020
 
-	OBNotSupported         uint16 = 4007
+	// OBTimeout is OB_TIMEOUT (-4012), which has no MySQL errno and goes
+	// out as 4012 with SQLSTATE HY000. 4012 with SQLSTATE 25000 is
+	// OB_TRANS_UNKNOWN (OBErrTransUnknown).
 	OBTimeout              uint16 = 4012
 	OBAllocateMemoryFailed uint16 = 4013
 	OBNotMaster            uint16 = 4038
@@ -57,17 +61,56 @@ const (
 	// it when the server of an open transaction broke: the server rolls
 	// it back, and every later statement of it gets this error until the
 	// client ends the transaction.
-	OBTransRollbacked uint16 = 6002
-	// OBTransUnknown: the transaction's (or autocommit statement's) result
-	// is unknown. obgate answers it when a server broke after a write was
-	// sent and before any byte of its answer came back.
-	OBTransUnknown               uint16 = 6225
+	OBTransRollbacked            uint16 = 6002
 	OBTransFreeRouteNotSupported uint16 = 6279
 	OBServerIsInit               uint16 = 8001
 	OBServerIsStopping           uint16 = 8002
 	OBPacketChecksumError        uint16 = 8003
 	OBSendInitSQLError           uint16 = 8006
 )
+
+// OBErr is an OceanBase error as an OBServer puts it on the wire: the
+// MySQL errno ob_mysql_errno gives it where a mapping exists (its own
+// code, positive, where none does), its SQLSTATE and message (obproxy
+// src/lib/ob_errno.cpp, src/rpc/obmysql/packet/ompk_error.cpp). Errors
+// obgate answers for the server are built from these, so that a client
+// written for OceanBase recognises them.
+type OBErr struct {
+	Errno   uint16
+	State   string
+	Name    string // the internal name, OB_*
+	Message string // a format when the error takes arguments
+}
+
+// The OceanBase errors obgate answers itself.
+var (
+	// OBErrTransUnknown: the transaction's (or autocommit statement's)
+	// result is unknown (OB_TRANS_UNKNOWN, -6225: errno 4012, SQLSTATE
+	// 25000). obgate answers it when a server broke after a write was sent
+	// and before any byte of its answer came back.
+	OBErrTransUnknown = OBErr{Errno: 4012, State: "25000", Name: "OB_TRANS_UNKNOWN", Message: "Transaction result is unknown"}
+	// OBErrNotSupported: OB_NOT_SUPPORTED (-4007), errno 1235
+	// (ER_NOT_SUPPORTED_YET) with SQLSTATE 0A000; the message names what.
+	OBErrNotSupported = OBErr{Errno: ERNotSupportedYet, State: "0A000", Name: "OB_NOT_SUPPORTED", Message: "%s not supported"}
+)
+
+// New builds the error, formatting its message with args.
+func (e OBErr) New(args ...any) *SQLError {
+	msg := e.Message
+	if len(args) > 0 {
+		msg = fmt.Sprintf(msg, args...)
+	}
+	return &SQLError{Code: e.Errno, State: e.State, Message: msg}
+}
+
+// Detail builds the error with the server's message followed by a detail
+// of obgate's: "Transaction result is unknown: <detail>".
+func (e OBErr) Detail(format string, args ...any) *SQLError {
+	return &SQLError{Code: e.Errno, State: e.State, Message: e.Message + ": " + fmt.Sprintf(format, args...)}
+}
+
+// Is reports whether an ERR (code and SQLSTATE) is this error.
+func (e OBErr) Is(code uint16, state string) bool { return code == e.Errno && state == e.State }
 
 // errorCodes maps each code above to its SQLSTATE and symbolic name.
 var errorCodes = map[uint16]struct{ state, name string }{
@@ -104,7 +147,6 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	CRMalformedPacket:   {"HY000", "CR_MALFORMED_PACKET"},
 	CRNetPacketTooLarge: {"HY000", "CR_NET_PACKET_TOO_LARGE"},
 
-	OBNotSupported:               {"0A000", "OB_NOT_SUPPORTED"},
 	OBTimeout:                    {"HY000", "OB_TIMEOUT"},
 	OBAllocateMemoryFailed:       {"HY001", "OB_ALLOCATE_MEMORY_FAILED"},
 	OBNotMaster:                  {"HY000", "OB_NOT_MASTER"},
@@ -120,11 +162,10 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	OBTenantNotInServer:          {"HY000", "OB_TENANT_NOT_IN_SERVER"},
 	OBErrReroute:                 {"HY000", "OB_ERR_REROUTE"},
 	OBTransRollbacked:            {"40000", "OB_TRANS_ROLLBACKED"},
-	OBTransUnknown:               {"HY000", "OB_TRANS_UNKNOWN"},
 	OBTransFreeRouteNotSupported: {"HY000", "OB_TRANS_FREE_ROUTE_NOT_SUPPORTED"},
-	OBServerIsInit:               {"HY000", "OB_SERVER_IS_INIT"},
-	OBServerIsStopping:           {"HY000", "OB_SERVER_IS_STOPPING"},
-	OBPacketChecksumError:        {"HY000", "OB_PACKET_CHECKSUM_ERROR"},
+	OBServerIsInit:               {"08004", "OB_SERVER_IS_INIT"},
+	OBServerIsStopping:           {"08004", "OB_SERVER_IS_STOPPING"},
+	OBPacketChecksumError:        {"08004", "OB_PACKET_CHECKSUM_ERROR"},
 	OBSendInitSQLError:           {"HY000", "OB_SEND_INIT_SQL_ERROR"},
 }
 

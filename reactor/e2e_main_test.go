@@ -17,6 +17,7 @@ import (
 
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
+	"obgate/mysqlproto"
 )
 
 // The end-to-end tests run obgate in this process, in mysql routing mode,
@@ -172,6 +173,13 @@ func sqlErrorCode(err error) uint16 {
 		return me.Number
 	}
 	return 0
+}
+
+// isOBError reports whether err is the ERR packet OceanBase sends for e
+// (errno and SQLSTATE).
+func isOBError(err error, e mysqlproto.OBErr) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && e.Is(me.Number, string(me.SQLState[:]))
 }
 
 func abbrev(s string) string {

@@ -207,7 +207,7 @@ func TestOBTransactionBrokenByServerFailure(t *testing.T) {
 
 // TestOBAutocommitWriteOfUnknownOutcome breaks a node while an autocommit
 // write waits for its answer: the write is not sent again (it may have
-// run); the client gets ERR 6225 (result unknown) and keeps its
+// run); the client gets ERR 4012 / 25000 (result unknown) and keeps its
 // connection, and a read in the same situation is answered from another
 // node.
 func TestOBAutocommitWriteOfUnknownOutcome(t *testing.T) {
@@ -227,8 +227,8 @@ func TestOBAutocommitWriteOfUnknownOutcome(t *testing.T) {
 	defer cancel()
 	_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8200, 'u') /* %s-1 */", mk))
 	<-stopped
-	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
-		t.Fatalf("write whose server broke before answering: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
+	if !isOBError(err, mysqlproto.OBErrTransUnknown) {
+		t.Fatalf("write whose server broke before answering: %v, want ERR 4012 (25000) Transaction result is unknown", err)
 	}
 	if got := rowStrings(t, conn, fmt.Sprintf("SELECT 2 /* %s-2 */", mk)); got[0][0] != "2" {
 		t.Fatalf("the session after the unknown write: %q", got)
@@ -289,7 +289,8 @@ func TestOBDetectFindsHungServerAndClosesItsConnections(t *testing.T) {
 // TestOBStatusListDrainsAndRestoresServer sets a node INACTIVE in
 // DBA_OB_SERVERS: after one refresh no new statement reaches it; once it
 // is ACTIVE again and min_keep_congestion_interval has passed it takes
-// statements again. A stop_time (upgrade) drains it the same way.
+// statements again. DELETING (a server being emptied), a stop_time
+// (upgrade) and an INACTIVE zone drain it the same way.
 func TestOBStatusListDrainsAndRestoresServer(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startOBSim(t)
@@ -308,6 +309,7 @@ func TestOBStatusListDrainsAndRestoresServer(t *testing.T) {
 		set, unset func() error
 	}{
 		{"inactive", func() error { return x.SetStatus("INACTIVE") }, func() error { return x.SetStatus("ACTIVE") }},
+		{"deleting", func() error { return x.SetStatus("DELETING") }, func() error { return x.SetStatus("ACTIVE") }},
 		{"stop_time", func() error { return x.SetStopTime(time.Now()) }, func() error { return x.SetStopTime(time.Time{}) }},
 		{"zone_inactive", func() error { return c.SetZoneStatus("zone3", "INACTIVE") }, func() error { return c.SetZoneStatus("zone3", "ACTIVE") }},
 	} {
@@ -386,7 +388,7 @@ func checkBegunBefore(t *testing.T, c *obsim.Cluster, marker string) {
 }
 
 // TestOBCommitOfUnknownOutcome breaks the node of a transaction while its
-// COMMIT waits for the answer: the client gets ERR 6225 (result unknown),
+// COMMIT waits for the answer: the client gets ERR 4012 / 25000 (result unknown),
 // the transaction is over for the client and the server alike, and the
 // next statement runs in autocommit as the client expects.
 func TestOBCommitOfUnknownOutcome(t *testing.T) {
@@ -405,8 +407,8 @@ func TestOBCommitOfUnknownOutcome(t *testing.T) {
 	defer cancel()
 	_, err := conn.ExecContext(ctx, "COMMIT")
 	<-stopped
-	if code := sqlErrorCode(err); code != mysqlproto.OBTransUnknown {
-		t.Fatalf("COMMIT whose server broke: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransUnknown)
+	if !isOBError(err, mysqlproto.OBErrTransUnknown) {
+		t.Fatalf("COMMIT whose server broke: %v, want ERR 4012 (25000) Transaction result is unknown", err)
 	}
 	execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8301, 'after') /* %s-2 */", mk))
 	x.Slow(0)

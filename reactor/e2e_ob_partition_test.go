@@ -356,7 +356,7 @@ func TestOBPartitionLeaderMove(t *testing.T) {
 // proxy_idc_name set they go to the same-IDC replica (a session's
 // @proxy_idc_name overrides it), strong statements still go to leaders;
 // with FORCE_READONLY_ZONE weak reads go to the read-only zone only and
-// other table statements get ERR 4007.
+// other table statements get ERR 1235 (0A000), OB_NOT_SUPPORTED.
 func TestOBWeakReadIDCAndForceReadonly(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startPartOBSim(t, true)
@@ -408,8 +408,8 @@ func TestOBWeakReadIDCAndForceReadonly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
 	for _, q := range []string{"SELECT v FROM h_orders WHERE id = 1", "UPDATE h_orders SET v = 'x' WHERE id = 1"} {
-		if _, err := fconn.ExecContext(ctx, q); sqlErrorCode(err) != 4007 {
-			t.Fatalf("%s under FORCE_READONLY_ZONE: %v, want ERR 4007", q, err)
+		if _, err := fconn.ExecContext(ctx, q); !isOBError(err, mysqlproto.OBErrNotSupported) {
+			t.Fatalf("%s under FORCE_READONLY_ZONE: %v, want ERR 1235 (0A000), OceanBase's OB_NOT_SUPPORTED", q, err)
 		}
 	}
 	execCtx(t, fconn, "SET @a = 1") // session statements still run

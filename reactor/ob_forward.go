@@ -239,8 +239,8 @@ func (s *Session) serverSessionFailed(err error) error {
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
 	default:
-		reply = mysqlproto.NewSQLError(mysqlproto.OBTransUnknown,
-			"Transaction result is unknown: the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.addr)
+		reply = mysqlproto.OBErrTransUnknown.Detail(
+			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.addr)
 	}
 	return &statementError{reply: reply, cause: err}
 }

@@ -115,7 +115,8 @@ func (m mysqlSide) afterResponse(mysqlproto.Command, bool) {}
 
 func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 
-// brokeBeforeAnswer: a session that may move gets ERR 6225 (the statement
+// brokeBeforeAnswer: a session that may move gets ERR 4012 / 25000,
+// OceanBase's "Transaction result is unknown" (the statement
 // may have run) and moves with its next statement, unless the statement
 // is sent again; any other session gets an ERR and ends.
 func (m mysqlSide) brokeBeforeAnswer(err error) error {
@@ -133,8 +134,8 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 	}
 	s.srv.metrics.serverFailure(err)
 	s.backend.close()
-	return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.OBTransUnknown,
-		"Transaction result is unknown: the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
+	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
+		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
 }
 
 // mayResend: a read-only statement of a session that may move goes to

@@ -22,7 +22,7 @@ import (
 // the client's transaction was open.
 //
 // A COMMIT or ROLLBACK that breaks ends the transaction all the same: a
-// COMMIT's outcome is unknown (ERR 6225), a ROLLBACK's is a rollback (ERR
+// COMMIT's outcome is unknown (ERR 4012, SQLSTATE 25000), a ROLLBACK's is a rollback (ERR
 // 6002), and the session is out of the transaction, as the client
 // expects after either.
 func (s *Session) transactionBroke(err error) error {
@@ -42,8 +42,8 @@ func (s *Session) transactionBroke(err error) error {
 	}
 	s.endBrokenTxn()
 	if s.facts.Txn == route.TxnCommit {
-		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.OBTransUnknown,
-			"Transaction result is unknown: the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
+		return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
+			"the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
 	}
 	return &statementError{cause: err, reply: txnRolledBack("the connection to server " + be.addr + " broke during ROLLBACK; the transaction is rolled back")}
 }

@@ -206,8 +206,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	policy := choosePolicy(req, t, rt.Entry, target, tableless)
 	rt.Policy = policy
 	if policy == ForceReadonlyZone && !req.Weak && !sessionOnly(req.Facts) {
-		return Route{}, mysqlproto.NewSQLError(mysqlproto.OBNotSupported,
-			"proxy_route_policy FORCE_READONLY_ZONE allows only weak reads")
+		return Route{}, mysqlproto.OBErrNotSupported.New("under proxy_route_policy FORCE_READONLY_ZONE, a statement other than a weak read is")
 	}
 	leader, hasLeader := rt.Tablet.Leader()
 	leaderFirst := hasLeader && !req.Weak && policy != ProxyPrimaryZoneNameOnly && policy != DupReplicaFirst &&
@@ -258,7 +257,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	p.truncate(kept)
 	if kept == 0 {
 		if policy == OnlyReadonlyZone || policy == ForceReadonlyZone {
-			return Route{}, mysqlproto.NewSQLError(mysqlproto.OBNotSupported, "no replica in a read-only zone for this weak read")
+			return Route{}, mysqlproto.OBErrNotSupported.New("a weak read with no replica in a read-only zone is")
 		}
 		return Route{}, fmt.Errorf("no server to route to")
 	}

@@ -24,7 +24,8 @@ const (
 	TargetDBServerOnly
 	// ForceReadonlyZone is obgate's weak-read policy that sends weak reads
 	// to read-only zones only and refuses every other statement with ERR
-	// 4007, for proxies that must never load the read-write zones.
+	// 1235 / 0A000 (OB_NOT_SUPPORTED as the server sends it), for proxies
+	// that must never load the read-write zones.
 	ForceReadonlyZone
 )
 

@@ -109,7 +109,7 @@ func judgeMaria(r *run) {
 	r.checkNoReadErrors()
 	// A write in flight when the server froze (SIGSTOP) may have been
 	// applied before it froze: its outcome is unknown and the client must
-	// be told (ERR 6225), like a write in flight at the SIGKILL.
+	// be told (ERR 4012, "Transaction result is unknown"), like a write in flight at the SIGKILL.
 	var at []float64
 	for _, e := range r.res.Events {
 		if e.What == "SIGKILL db1" || e.What == "SIGSTOP db1" {
