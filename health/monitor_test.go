@@ -199,19 +199,53 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 			t.Errorf("%s: available = %v, want %v", addr, got != nil && !got.congested(), ok)
 		}
 	}
-	// b comes back ACTIVE: not before min_keep_congestion_interval.
+	// b comes back ACTIVE 5 s after it was listed dead: as ODP's
+	// check_and_set_alive, it leaves the dead list for the alive list
+	// (with a failure), whose own min_keep_congestion_interval starts now.
 	*now = now.Add(5 * time.Second)
 	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
-	if !m.lookup("c", "b:1").congested() {
-		t.Fatal("dead flag cleared before min_keep_congestion_interval")
+	b := m.lookup("c", "b:1")
+	if b.dead.Load() != 0 || b.alive.Load() == 0 || b.aliveEvents.Load() != 1 {
+		t.Fatalf("ACTIVE within min_keep_congestion_interval of dead: dead %d alive %d events %d, want alive-listed",
+			b.dead.Load(), b.alive.Load(), b.aliveEvents.Load())
 	}
 	if m.lookup("c", "c:1") != nil {
 		t.Fatal("a server no longer listed kept its entry")
 	}
 	*now = now.Add(15 * time.Second)
 	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
-	if m.lookup("c", "b:1").congested() {
+	if !b.congested() {
+		t.Fatal("alive flag cleared before min_keep_congestion_interval")
+	}
+	*now = now.Add(5 * time.Second)
+	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	if b.congested() {
+		t.Fatal("alive flag not cleared after min_keep_congestion_interval")
+	}
+	// A server dead for longer than the interval leaves both lists at once.
+	m.applyTable("c", testTable(false, route.ServerActive, route.ServerInactive))
+	*now = now.Add(21 * time.Second)
+	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	if b.congested() {
 		t.Fatal("dead flag not cleared after min_keep_congestion_interval")
+	}
+	// An alive flag from traffic failures is held for the interval by
+	// the refresh too.
+	for range 10 {
+		b.AliveFailed("x")
+	}
+	if b.alive.Load() == 0 {
+		t.Fatal("failures did not list the server")
+	}
+	*now = now.Add(10 * time.Second)
+	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	if b.alive.Load() == 0 {
+		t.Fatal("alive flag cleared by the refresh before min_keep_congestion_interval")
+	}
+	*now = now.Add(11 * time.Second)
+	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	if b.alive.Load() != 0 {
+		t.Fatal("alive flag kept by the refresh after min_keep_congestion_interval")
 	}
 	// A zone being upgraded force-congests its servers at once.
 	m.applyTable("c", testTable(true, route.ServerActive))

@@ -77,13 +77,39 @@ func (m *Monitor) applyStatus(e *Entry, st State, now int64) {
 			m.logChange(e, "dead", true, "state", st.String())
 		}
 	case StateActive:
-		d := e.dead.Load()
-		if d == 0 {
+		m.checkAndSetAlive(e, now)
+	}
+}
+
+// checkAndSetAlive is ODP's check_and_set_alive, for a server the refresh
+// reports ACTIVE (obproxy src/obproxy/obutils/ob_congestion_entry.cpp):
+// min_keep_congestion_interval holds both lists. A dead-listed server
+// leaves the dead list at once, but one listed less than that interval
+// ago is alive-listed instead (with an alive failure), so that it is
+// still passed over; an alive-listed server leaves the alive list once
+// it has been on it for that interval.
+func (m *Monitor) checkAndSetAlive(e *Entry, now int64) {
+	minKeep := int64(m.cfg.Load().MinKeepCongestionInterval)
+	if d := e.dead.Load(); d != 0 {
+		if !e.dead.CompareAndSwap(d, 0) {
 			return
 		}
-		if now-d >= int64(m.cfg.Load().MinKeepCongestionInterval) && e.dead.CompareAndSwap(d, 0) {
-			e.alive.Store(0)
-			m.logChange(e, "dead", false, "state", st.String())
+		m.logChange(e, "dead", false, "state", StateActive.String())
+		if now-d >= minKeep {
+			if e.alive.Swap(0) != 0 {
+				m.logChange(e, "alive", false, "why", "ACTIVE after min_keep_congestion_interval")
+			}
+			return
 		}
+		e.aliveEvents.Add(1)
+		e.aliveHist.add(now)
+		m.metrics.failure("dead server came back")
+		if e.alive.CompareAndSwap(0, now) {
+			m.logChange(e, "alive", true, "why", "ACTIVE before min_keep_congestion_interval")
+		}
+		return
+	}
+	if a := e.alive.Load(); a != 0 && now-a >= minKeep && e.alive.CompareAndSwap(a, 0) {
+		m.logChange(e, "alive", false, "why", "ACTIVE after min_keep_congestion_interval")
 	}
 }

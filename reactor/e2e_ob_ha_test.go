@@ -286,6 +286,74 @@ func TestOBDetectFindsHungServerAndClosesItsConnections(t *testing.T) {
 	})
 }
 
+// TestOBDeepProbeFindsServerWhoseSQLHangs: a node that greets and logs
+// clients in but answers no statement (obsim's HangSQL). With
+// server_detect_mode=3 the probe logs in and runs a statement, so the
+// node is detect-listed and a read waiting on it is answered elsewhere;
+// with the handshake probe of mode 1 the same node passes every probe and
+// is never listed.
+func TestOBDeepProbeFindsServerWhoseSQLHangs(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	for _, mode := range []string{"3", "1"} {
+		t.Run("mode"+mode, func(t *testing.T) {
+			resetOBSim(t, c)
+			p := startOBProxy(t, c, haMode, "server_detect_mode", mode, "detect_server_timeout", "1s",
+				"server_detect_refresh_interval", "200ms")
+			conn := freshConn(t, p)
+			mk := newMarker("sqlhang" + mode)
+			rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
+			x := c.Node(entryFor(t, c, mk+"-0 ").Node)
+			x.HangSQL()
+			defer x.UnhangSQL()
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			defer cancel()
+			type answer struct {
+				rows [][]string
+				err  error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT 5 /* %s-1 */", mk))
+				if err != nil {
+					done <- answer{err: err}
+					return
+				}
+				got, err := scanStrings(rows)
+				rows.Close()
+				done <- answer{got, err}
+			}()
+			if mode == "3" {
+				waitFor(t, 10*time.Second, "the node whose SQL hangs detect-listed", func() bool {
+					v, _ := viewOf(p, x.Addr())
+					return v.DetectCongested
+				})
+				a := <-done
+				if a.err != nil || fmt.Sprint(a.rows) != "[[5]]" {
+					t.Fatalf("read waiting on the node: %v %v, want an answer from another node", a.rows, a.err)
+				}
+				x.UnhangSQL()
+				waitFor(t, 10*time.Second, "the node leaves the detect list once it answers SQL", func() bool {
+					v, _ := viewOf(p, x.Addr())
+					return !v.DetectCongested
+				})
+				return
+			}
+			// Mode 1 probes the node while the read is in flight on it:
+			// five probes (new connections) and it is still not listed.
+			base := x.Accepted()
+			waitFor(t, 10*time.Second, "five handshake probes of the node", func() bool { return x.Accepted() >= base+5 })
+			if v, _ := viewOf(p, x.Addr()); v.DetectCongested {
+				t.Fatal("a handshake probe listed a node that greets")
+			}
+			x.UnhangSQL()
+			if a := <-done; a.err != nil || fmt.Sprint(a.rows) != "[[5]]" {
+				t.Fatalf("read after the node's SQL came back: %v %v", a.rows, a.err)
+			}
+		})
+	}
+}
+
 // TestOBStatusListDrainsAndRestoresServer sets a node INACTIVE in
 // DBA_OB_SERVERS: after one refresh no new statement reaches it; once it
 // is ACTIVE again and min_keep_congestion_interval has passed it takes

@@ -457,6 +457,7 @@ func (c *Cluster) Reset() error {
 	var errs []error
 	for _, n := range c.nodeList {
 		n.Unhang()
+		n.UnhangSQL()
 		n.Slow(0)
 		n.CorruptFrames(0)
 		if !n.Running() {

@@ -142,6 +142,10 @@ func (c *Cluster) ControlHandler() http.Handler {
 			n.Hang()
 		case "unhang":
 			n.Unhang()
+		case "hang-sql":
+			n.HangSQL()
+		case "unhang-sql":
+			n.UnhangSQL()
 		case "slow":
 			var body struct {
 				Delay string `json:"delay"`

@@ -46,6 +46,12 @@ func TestControlEndpoint(t *testing.T) {
 	if err := cc.NodeAction("zone3-1", "hang"); err != nil || !c.Node("zone3-1").Hung() {
 		t.Errorf("hang: %v", err)
 	}
+	if err := cc.NodeAction("zone3-1", "hang-sql"); err != nil || !c.Node("zone3-1").SQLHung() {
+		t.Fatalf("hang-sql: %v", err)
+	}
+	if err := cc.NodeAction("zone3-1", "unhang-sql"); err != nil || c.Node("zone3-1").SQLHung() {
+		t.Fatalf("unhang-sql: %v", err)
+	}
 	if err := cc.NodeAction("zone3-1", "unhang"); err != nil || c.Node("zone3-1").Hung() {
 		t.Errorf("unhang: %v", err)
 	}

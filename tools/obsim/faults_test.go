@@ -84,6 +84,41 @@ func TestHang(t *testing.T) {
 	}
 }
 
+// TestHangSQL: a node whose SQL hangs still greets and logs clients in,
+// but answers no command until UnhangSQL.
+func TestHangSQL(t *testing.T) {
+	c := testCluster(t)
+	n := c.Node("zone3-1")
+	before := n.Accepted()
+	n.HangSQL()
+	cl, err := dialOB(t, n.Addr(), obLogin{user: "root@test"})
+	if err != nil {
+		t.Fatalf("login to a node whose SQL hangs: %v", err)
+	}
+	if n.Accepted() != before+1 {
+		t.Fatalf("accepted %d connections, want %d", n.Accepted(), before+1)
+	}
+	done := make(chan obResult, 1)
+	go func() { done <- cl.query("SELECT 42") }()
+	select {
+	case r := <-done:
+		t.Fatalf("query answered while the SQL hangs: %+v", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if !n.State().SQLHung {
+		t.Fatal("state does not say the SQL hangs")
+	}
+	n.UnhangSQL()
+	select {
+	case r := <-done:
+		if r.err != nil || r.rows[0][0] != "42" {
+			t.Fatalf("after UnhangSQL: %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("query still stalled after UnhangSQL")
+	}
+}
+
 func TestSlow(t *testing.T) {
 	c := testCluster(t)
 	n := c.Node("zone1-1")

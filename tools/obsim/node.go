@@ -24,8 +24,10 @@ type nodeView struct {
 // Fault knobs: Stop closes the listener and every connection (clients then
 // see "connection refused"); Start listens again on the same port. Hang
 // keeps accepting connections but answers nothing, and stalls existing
-// sessions before their next reply, until Unhang. Slow adds a delay before
-// every handshake and every reply.
+// sessions before their next reply, until Unhang. HangSQL is the subtler
+// hang of a server whose SQL engine is stuck: it greets and logs clients
+// in, but answers no command after the login, until UnhangSQL. Slow adds
+// a delay before every handshake and every reply.
 type Node struct {
 	c       *Cluster
 	name    string
@@ -45,6 +47,8 @@ type Node struct {
 	running  bool
 	closed   bool
 	hangCh   chan struct{} // non-nil while hung; closed on release
+	sqlHang  chan struct{} // non-nil while commands hang (HangSQL); closed on release
+	accepted atomic.Int64  // connections accepted, probes included
 	sessions map[*session]struct{}
 	wg       sync.WaitGroup
 }
@@ -101,6 +105,7 @@ func (n *Node) acceptLoop(ln net.Listener) {
 		if err != nil {
 			return
 		}
+		n.accepted.Add(1)
 		s := newSession(n, conn)
 		n.mu.Lock()
 		if !n.running || n.ln != ln {
@@ -185,6 +190,10 @@ func (n *Node) shutdown() {
 		close(n.hangCh)
 		n.hangCh = nil
 	}
+	if n.sqlHang != nil {
+		close(n.sqlHang)
+		n.sqlHang = nil
+	}
 	if !n.running && n.ln != nil { // listening but never served
 		n.ln.Close()
 		n.ln = nil
@@ -212,6 +221,40 @@ func (n *Node) Unhang() {
 		n.hangCh = nil
 	}
 }
+
+// HangSQL makes the node's SQL stall: new connections get the greeting and
+// their login answered, but no command after the login is answered (nor
+// is any command of an existing session), until UnhangSQL or Reset. A
+// probe that only waits for the greeting finds such a node alive; one
+// that runs a statement finds it dead.
+func (n *Node) HangSQL() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sqlHang == nil && !n.closed {
+		n.sqlHang = make(chan struct{})
+	}
+}
+
+// UnhangSQL releases HangSQL; stalled commands are answered.
+func (n *Node) UnhangSQL() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sqlHang != nil {
+		close(n.sqlHang)
+		n.sqlHang = nil
+	}
+}
+
+// SQLHung reports whether the node's commands hang.
+func (n *Node) SQLHung() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sqlHang != nil
+}
+
+// Accepted counts the connections the node accepted since it was created
+// (a handshake probe is one).
+func (n *Node) Accepted() int64 { return n.accepted.Load() }
 
 // Hung reports whether the node is hung.
 func (n *Node) Hung() bool {
@@ -248,12 +291,16 @@ func (n *Node) Slow(d time.Duration) { n.delay.Store(int64(d)) }
 // Delay is the delay set by Slow.
 func (n *Node) Delay() time.Duration { return time.Duration(n.delay.Load()) }
 
-// gate blocks while the node is hung and then applies its delay. It
-// reports false when done is closed first.
-func (n *Node) gate(done <-chan struct{}) bool {
+// gate blocks while the node is hung (for a command, cmd, also while its
+// SQL hangs) and then applies its delay. It reports false when done is
+// closed first.
+func (n *Node) gate(done <-chan struct{}, cmd bool) bool {
 	for {
 		n.mu.Lock()
 		ch := n.hangCh
+		if ch == nil && cmd {
+			ch = n.sqlHang
+		}
 		n.mu.Unlock()
 		if ch == nil {
 			break
@@ -316,6 +363,7 @@ type NodeState struct {
 	RPCPort          int        `json:"rpc_port"`
 	Running          bool       `json:"running"`
 	Hung             bool       `json:"hung"`
+	SQLHung          bool       `json:"sql_hung"`
 	Delay            string     `json:"delay"`
 	Status           string     `json:"status"`
 	StartServiceTime *time.Time `json:"start_service_time"`
@@ -329,7 +377,7 @@ func (n *Node) State() NodeState {
 	st := NodeState{Name: n.name, Zone: n.zone, Region: z.Region, IDC: z.IDC, ZoneType: z.Type,
 		Addr: n.Addr(), RPCPort: n.rpcPort, Delay: n.Delay().String()}
 	n.mu.Lock()
-	st.Running, st.Hung, st.Sessions = n.running, n.hangCh != nil, len(n.sessions)
+	st.Running, st.Hung, st.SQLHung, st.Sessions = n.running, n.hangCh != nil, n.sqlHang != nil, len(n.sessions)
 	n.mu.Unlock()
 	n.c.mu.Lock()
 	st.ZoneStatus = n.c.zoneStatus[n.zone]

@@ -102,7 +102,7 @@ func (s *session) killed() bool {
 
 func (s *session) run() {
 	defer s.kill()
-	if !s.n.gate(s.done) {
+	if !s.n.gate(s.done, false) {
 		return
 	}
 	if err := s.login(); err != nil {
@@ -121,7 +121,7 @@ func (s *session) run() {
 		if len(pkt) == 0 {
 			return
 		}
-		if !s.n.gate(s.done) {
+		if !s.n.gate(s.done, true) {
 			return
 		}
 		if err := s.dispatch(pkt); err != nil {
@@ -200,7 +200,7 @@ func (s *session) login() error {
 	s.pio = mysqlproto.NewPacketIO(s.br, s.conn)
 	s.scramble = mysqlproto.NewScramble()
 	hs := &mysqlproto.Handshake{
-		ServerVersion: "5.7.25-OceanBase-v" + s.c.topo.Version,
+		ServerVersion: "5.7.25-OceanBase_CE-v" + s.c.topo.Version,
 		ConnectionID:  s.id,
 		Capability:    serverCapabilities,
 		Charset:       byte(mysqlproto.CharsetUTF8MB4),

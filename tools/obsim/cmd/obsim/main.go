@@ -187,6 +187,7 @@ const ctlHelp = `verbs:
   nodes                                  node table
   stop NODE | start NODE                 close / reopen a node's port and connections
   hang NODE | unhang NODE                accept but never answer / recover
+  hang-sql NODE | unhang-sql NODE        log clients in but answer no statement / recover
   slow NODE DURATION                     add latency to every reply (0 removes it)
   corrupt NODE FRAMES                    send the next OB 2.0 response frames with a bad checksum
   status NODE STATUS                     DBA_OB_SERVERS.STATUS (ACTIVE, INACTIVE, DELETING)
@@ -247,7 +248,7 @@ func ctl(args []string, out io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%s\t%s\t%s\t%d\n", n.Name, n.Zone, n.Addr, n.Running, n.Hung, n.Delay, n.Status, n.ZoneStatus, n.Sessions)
 		}
 		return tw.Flush()
-	case "stop", "start", "hang", "unhang":
+	case "stop", "start", "hang", "unhang", "hang-sql", "unhang-sql":
 		if err := need(1); err != nil {
 			return err
 		}
