@@ -136,7 +136,7 @@ func (a *Admin) selectVars(c command) *mysqlproto.ResultSet {
 		case "version_comment":
 			row = append(row, "obgate "+a.srv.Version())
 		case "version":
-			row = append(row, cfg.MySQLVersion)
+			row = append(row, a.srv.GreetingVersion(cfg))
 		case "autocommit":
 			row = append(row, int64(1))
 		case "max_allowed_packet":

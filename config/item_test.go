@@ -112,7 +112,7 @@ func TestRequiredItems(t *testing.T) {
 		"server_routing_mode":                 {"oceanbase", false},
 		"client_max_connections":              {"8192", false},
 		"obproxy_sys_password":                {"", false},
-		"mysql_version":                       {"5.6.25", false},
+		"mysql_version":                       {"", false},
 		"username_separator":                  {":;-;.", false},
 		"short_async_task_timeout":            {"5s", false},
 		"long_async_task_timeout":             {"60s", false},
@@ -229,7 +229,7 @@ func TestRanges(t *testing.T) {
 		{"username_separator", "", true},
 		{"username_separator", "::", false},
 		{"username_separator", "@", false},
-		{"mysql_version", "", false},
+		{"mysql_version", "", true}, {"mysql_version", "5.7.25-OceanBase_CE-v4.2.1.0", true},
 		{"init_sql", "SET a=1\nSET b=2", false},
 		{"init_sql", strings.Repeat("x", 4097), false},
 	}

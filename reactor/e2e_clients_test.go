@@ -346,12 +346,14 @@ func TestClientsMySQL2ChangeUser(t *testing.T) {
 // leaves no user variable of before on any server session, and prepared
 // statements, autocommit and a rolled-back transaction work afterwards.
 //
-// The driver's public MariaDbConnection.reset() sends COM_RESET_CONNECTION
-// only to a server whose version names MariaDB 10.2.22, 10.3.13 or later;
-// with mysql_version set to such a version it does so through obgate.
-// With obgate's default version (ODP's 5.6.25) it sends none, restores
-// what it tracked itself and keeps @v: that is the driver's choice,
-// asserted here so that a change shows.
+// The driver's public MariaDbConnection.reset() (2.7.6) sends
+// COM_RESET_CONNECTION only to a server whose version names MariaDB
+// 10.2.22, 10.3.13 or later; with mysql_version set to such a version it
+// does so through obgate. With obgate's default version, which is the one
+// its servers greet with (5.7.25-OceanBase_CE-v…), as with ODP's 5.6.25,
+// it sends none, restores what it tracked itself and keeps @v, as it does
+// against the servers themselves: that is the driver's choice, asserted
+// here so that a change shows.
 func TestClientsJDBCReset(t *testing.T) {
 	testkit.CheckLeaks(t)
 	java, launch := jdbcProgram(t)
@@ -397,24 +399,43 @@ func TestClientsJDBCReset(t *testing.T) {
 		}
 	})
 
-	t.Run("obgate default version api reset", func(t *testing.T) {
-		tg := obgateTarget(t, c, "netpoll")
-		res, _ := run(t, tg, "api", 211)
-		if n := commandsOf(c, tg, "reset_connection"); n != 0 {
-			t.Errorf("%d COM_RESET_CONNECTION reached the servers; the driver sends none to version %q", n, res.ServerVersion)
+	for _, v := range []struct{ name, version string }{
+		{"obgate default version (the servers')", ""},
+		{"obgate mysql_version=5.6.25 (ODP's default)", "5.6.25"},
+	} {
+		t.Run(v.name+" api reset", func(t *testing.T) {
+			apiResetOutsideMariaDB(t, c, run, v.version)
+		})
+	}
+}
+
+// apiResetOutsideMariaDB: against a server version that does not name
+// MariaDB (the OceanBase servers' own, which obgate greets with by
+// default, or ODP's 5.6.25) Connector/J's reset() sends no
+// COM_RESET_CONNECTION.
+func apiResetOutsideMariaDB(t *testing.T, c *obsim.Cluster, run func(*testing.T, clientTarget, string, int) (*clientResult, string), version string) {
+	tg := obgateTarget(t, c, "netpoll")
+	if version != "" {
+		tg = obgateTarget(t, c, "netpoll", "mysql_version", version)
+	}
+	res, _ := run(t, tg, "api", 211)
+	if version == "" && !strings.HasPrefix(res.ServerVersion, "5.7.25-OceanBase_CE-v") {
+		t.Errorf("obgate greeted with %q, want the servers' own version", res.ServerVersion)
+	}
+	if n := commandsOf(c, tg, "reset_connection"); n != 0 {
+		t.Errorf("%d COM_RESET_CONNECTION reached the servers; the driver sends none to version %q", n, res.ServerVersion)
+	}
+	// The driver restores autocommit, then refuses to restore the
+	// isolation level it never learned (only its pool tells it): the
+	// reset fails, the connection stays, @v and sql_mode stay.
+	wantFailed := map[string]bool{"reset (api)": true, "reset: user, database, @v gone": true, "reset: session variables": true}
+	for _, ck := range res.Checks {
+		name, _, _ := strings.Cut(ck.Name, " (statement")
+		if ck.OK == wantFailed[name] {
+			t.Errorf("check %q: ok=%v, want %v: %s got %s, want %s", ck.Name, ck.OK, !ck.OK, ck.Error, ck.Got, ck.Want)
 		}
-		// The driver restores autocommit, then refuses to restore the
-		// isolation level it never learned (only its pool tells it): the
-		// reset fails, the connection stays, @v and sql_mode stay.
-		wantFailed := map[string]bool{"reset (api)": true, "reset: user, database, @v gone": true, "reset: session variables": true}
-		for _, ck := range res.Checks {
-			name, _, _ := strings.Cut(ck.Name, " (statement")
-			if ck.OK == wantFailed[name] {
-				t.Errorf("check %q: ok=%v, want %v: %s got %s, want %s", ck.Name, ck.OK, !ck.OK, ck.Error, ck.Got, ck.Want)
-			}
-		}
-		if ck, _ := res.check("reset: user, database, @v gone"); !bytes.Contains(ck.Got, []byte(`"before-reset"`)) {
-			t.Errorf("after MariaDbConnection.reset() against %q: %+v, want @v kept", res.ServerVersion, ck)
-		}
-	})
+	}
+	if ck, _ := res.check("reset: user, database, @v gone"); !bytes.Contains(ck.Got, []byte(`"before-reset"`)) {
+		t.Errorf("after MariaDbConnection.reset() against %q: %+v, want @v kept", res.ServerVersion, ck)
+	}
 }

@@ -501,3 +501,46 @@ func TestOBHandshakeCollation(t *testing.T) {
 		t.Errorf("the reads ran on %v, want several nodes", nodes)
 	}
 }
+
+// TestOBConnectionIDOneForLife: CONNECTION_ID() of an OceanBase-mode
+// session is the id obgate's handshake gave it, on every node its
+// statements reach, with both client_session_id_version values, and
+// COM_CHANGE_USER keeps it (as an OBServer keeps a session's client
+// session id). CONNECTION_ID() runs where the statement before it ran, so
+// a plain statement before each one moves it from node to node.
+func TestOBConnectionIDOneForLife(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	addOBUser2(t, c)
+	for _, version := range []string{"1", "2"} {
+		t.Run("client_session_id_version="+version, func(t *testing.T) {
+			p := startOBProxy(t, c, "netpoll", "enable_cached_server", "false", "client_session_id_version", version)
+			resetOBSim(t, c)
+			cl := dialOBRaw(t, p, 0)
+			id := fmt.Sprint(cl.Greeting.ConnectionID)
+			mk := newMarker("connid")
+			check := func(phase string) {
+				var all []obsim.LogEntry
+				for i := range 12 {
+					cl.row(fmt.Sprintf("SELECT 1 /* %s-%s-move-%d */", mk, phase, i))
+					tag := fmt.Sprintf("%s-%s-%d ", mk, phase, i)
+					if got := cl.row(fmt.Sprintf("SELECT CONNECTION_ID() /* %s*/", tag)); fmt.Sprint(got) != "["+id+"]" {
+						t.Errorf("%s: CONNECTION_ID() = %v, want obgate's id %s (ran on%s)", tag, got, id, describeEntries(proxyEntries(c, tag)))
+					}
+					all = append(all, proxyEntries(c, tag)...)
+				}
+				if nodes := nodesOf(all); len(nodes) < 2 {
+					t.Errorf("%s: CONNECTION_ID() ran on %v, want several nodes", phase, nodes)
+				}
+			}
+			check("before")
+			cu := &mysqlproto.ChangeUser{User: obUser2, AuthResponse: mysqlproto.NativeToken(cl.Greeting.AuthData, []byte(obPass2)),
+				Database: obDB, Charset: 45, HasCharset: true, AuthPlugin: mysqlproto.AuthNativePassword, HasAttrs: true}
+			var switches [][]byte
+			if err := cl.changeUser(cu, obPass2, &switches); err != nil {
+				t.Fatalf("COM_CHANGE_USER: %v", err)
+			}
+			check("after")
+		})
+	}
+}

@@ -198,7 +198,7 @@ func (s *Session) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlp
 		// do not carry.
 		g.Capability &= mysqlproto.ProxyCapabilities &^ mysqlproto.MariaDBClientExtendedTypeInfo
 	} else {
-		g = *ownGreeting(cfg, mysqlproto.ProxyCapabilities&^(mysqlproto.MariaDBClientProgress|mysqlproto.MariaDBClientExtendedTypeInfo))
+		g = *ownGreeting(cfg, s.srv.GreetingVersion(cfg), mysqlproto.ProxyCapabilities&^(mysqlproto.MariaDBClientProgress|mysqlproto.MariaDBClientExtendedTypeInfo))
 	}
 	g.ConnectionID = s.id
 	g.Capability &^= mysqlproto.ClientSSL
@@ -209,11 +209,11 @@ func (s *Session) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlp
 }
 
 // ownGreeting is a handshake of obgate's own (no server behind it):
-// version mysql_version, native password auth, ODP's fixed scramble unless
-// enable_proxy_scramble asks for one per session.
-func ownGreeting(cfg *config.Config, caps mysqlproto.Capability) *mysqlproto.Handshake {
+// version version (see GreetingVersion), native password auth, ODP's fixed
+// scramble unless enable_proxy_scramble asks for one per session.
+func ownGreeting(cfg *config.Config, version string, caps mysqlproto.Capability) *mysqlproto.Handshake {
 	g := &mysqlproto.Handshake{
-		ServerVersion: cfg.MySQLVersion,
+		ServerVersion: version,
 		Capability:    caps,
 		Charset:       byte(mysqlproto.CharsetUTF8MB4),
 		Status:        mysqlproto.StatusAutocommit,
@@ -224,6 +224,31 @@ func ownGreeting(cfg *config.Config, caps mysqlproto.Capability) *mysqlproto.Han
 		g.AuthData = mysqlproto.NewScramble()
 	}
 	return g
+}
+
+// fallbackServerVersion is the version obgate greets with when
+// mysql_version is empty and no server's version is known yet: a MySQL
+// 5.7 that drivers treat as one (MariaDB Connector/J sends
+// COM_RESET_CONNECTION only to servers it takes for MySQL 5.7.3 or later).
+const fallbackServerVersion = "5.7.25"
+
+// GreetingVersion is the server version obgate's own handshake carries:
+// mysql_version when it is set; otherwise, as a client would see the
+// servers themselves, the version the default cluster's servers greet
+// with (a client names its cluster only after the greeting), falling back
+// to fallbackServerVersion. Any goroutine may call it.
+func (srv *Server) GreetingVersion(cfg *config.Config) string {
+	if cfg.MySQLVersion != "" {
+		return cfg.MySQLVersion
+	}
+	if srv.clusters != nil {
+		if c, ok := srv.clusters.Get(srv.clusters.Default()); ok {
+			if v := c.ServerVersion(); v != "" {
+				return v
+			}
+		}
+	}
+	return fallbackServerVersion
 }
 
 // relayLogin forwards the client's login to the server and relays the

@@ -118,12 +118,17 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 		r.Database = ""
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
-	caps := obRequestedCaps
-	if cfg.ClientSessionIDVersion == 2 {
-		// The server then names the session by obgate's id (CONNECTION_ID(),
-		// SHOW PROCESSLIST, KILL), as ODP asks for it.
-		caps |= mysqlproto.OBCapClientSessionIDV2
-	}
+	// With the client session id capability the server takes
+	// __client_session_id (obgate's cs_id, the same on every server
+	// session of the client) as the session's client session id, and
+	// answers CONNECTION_ID() and SHOW PROCESSLIST with it and takes it in
+	// KILL (oceanbase src/sql/session/ob_sql_session_mgr.cpp
+	// create_session); without it CONNECTION_ID() is the server session's
+	// own id, which changes whenever a statement goes to another server.
+	// ODP asks for it only with client_session_id_version = 2; obgate asks
+	// always, so that a client sees one id for its whole life, and
+	// client_session_id_version only chooses the id's layout.
+	caps := obRequestedCaps | mysqlproto.OBCapClientSessionIDV2
 	switch {
 	case cfg.EnableOBProtocolV2:
 		caps |= mysqlproto.OBCapProtocolV2 | mysqlproto.OBCapProxyNewExtraInfo

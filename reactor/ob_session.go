@@ -68,7 +68,7 @@ type prepared struct {
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
 // own, as ODP's, with the fixed scramble unless enable_proxy_scramble.
 func (s *Session) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
-	g := ownGreeting(cfg, obClientCapabilities)
+	g := ownGreeting(cfg, s.srv.GreetingVersion(cfg), obClientCapabilities)
 	g.ConnectionID = s.id
 	if s.srv.tlsConfig != nil {
 		g.Capability |= mysqlproto.ClientSSL

@@ -104,8 +104,12 @@ func (s *Session) holdsERR(code uint16) bool {
 		return false
 	}
 	s.routeFeedbackERR(code)
-	if code == mysqlproto.OBErrReroute && s.cfg.EnableReroute && !s.rerouted && s.mayRetry() {
-		s.rerouted = true // honoured once per statement, as ODP does
+	if code == mysqlproto.OBErrReroute && !s.rerouted && s.mayRetry() {
+		// obgate never asks for reroute hints (enable_reroute has no
+		// effect), so a server should not send this; one that does is
+		// answered as ODP answers a reroute: the statement goes again, to
+		// another server, once.
+		s.rerouted = true
 		return true
 	}
 	return retryableERR(code) && (s.mayRetry() || s.commitsTxn()) || s.endsTxnByClosing()

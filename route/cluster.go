@@ -42,6 +42,8 @@ type Cluster struct {
 	meta     *mysqlproto.Client
 	metaAddr string
 	version  string // ob_version() of the cluster
+	// serverVersion is the servers' handshake version (ServerVersion).
+	serverVersion atomic.Pointer[string]
 
 	// locMu serialises the location fetches over loc, a connection of
 	// their own so that a slow fetch never delays the server-state refresh.
@@ -274,7 +276,20 @@ func (c *Cluster) checkVersion(cl *mysqlproto.Client) error {
 		return fmt.Errorf("cluster version %q: obgate supports OceanBase 4.x", v)
 	}
 	c.version = v
+	if cl.Handshake != nil && cl.Handshake.ServerVersion != "" {
+		c.serverVersion.Store(&cl.Handshake.ServerVersion)
+	}
 	return nil
+}
+
+// ServerVersion is the version string the cluster's servers greet with
+// ("5.7.25-OceanBase_CE-v4.2.1.0"), from the last internal login; "" until
+// one succeeded. Any goroutine may call it.
+func (c *Cluster) ServerVersion() string {
+	if v := c.serverVersion.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // bound gives the internal connection's next queries
