@@ -229,6 +229,7 @@ type CompressedFramer struct {
 	nextSeq        uint8
 	lastSeq        uint8
 	compressedRead bool
+	compressedN    int // frames read with a zlib payload
 }
 
 // NewCompressedFramer returns a framer reading frames from r and writing
@@ -250,6 +251,9 @@ func (f *CompressedFramer) LastSequence() uint8 { return f.lastSeq }
 // LastWasCompressed reports whether the last frame read had a zlib payload.
 func (f *CompressedFramer) LastWasCompressed() bool { return f.compressedRead }
 
+// CompressedFramesRead counts the frames read that had a zlib payload.
+func (f *CompressedFramer) CompressedFramesRead() int { return f.compressedN }
+
 // ReadFrame reads one frame and returns its inflated content, borrowed
 // until the next read. Bytes of an earlier frame not yet consumed by Read
 // are dropped.
@@ -270,6 +274,9 @@ func (f *CompressedFramer) ReadFrame() ([]byte, error) {
 		return nil, err
 	}
 	f.compressedRead = uncompLen != 0
+	if f.compressedRead {
+		f.compressedN++
+	}
 	if uncompLen == 0 {
 		f.unread = f.rbuf
 		return f.rbuf, nil
