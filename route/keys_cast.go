@@ -45,19 +45,28 @@ func (st *calcState) cast(l *lit, c *keyCol) (kval, bool) {
 			return kval{kind: kStr, arena: true, i: int64(off), n: int32(len(text))}, true
 		}
 	case classDate:
-		if v.Kind == ValString && !v.hex {
+		switch {
+		case v.Kind == ValTime && v.Int%usecPerDay == 0:
+			return kval{kind: kDate, i: floorDiv(v.Int, usecPerDay)}, true
+		case v.Kind == ValString && !v.hex:
 			if d, ok := obpart.ParseDate(st.litBytes(l)); ok {
 				return kval{kind: kDate, i: int64(d)}, true
 			}
 		}
 	case classDatetime, classTimestamp:
-		if v.Kind != ValString || v.hex {
+		var us int64
+		switch {
+		case v.Kind == ValTime && fitsScale(v.Int, c.scale):
+			us = v.Int
+		case v.Kind == ValString && !v.hex:
+			var ok bool
+			if us, ok = obpart.ParseDatetime(st.litBytes(l), c.scale); !ok {
+				return kval{}, false
+			}
+		default:
 			return kval{}, false
 		}
-		us, ok := obpart.ParseDatetime(st.litBytes(l), c.scale)
-		if !ok {
-			return kval{}, false
-		}
+		ok := true
 		if c.class == classTimestamp {
 			if us, ok = st.toUTC(us); !ok {
 				return kval{}, false
@@ -84,6 +93,19 @@ func (st *calcState) cast(l *lit, c *keyCol) (kval, bool) {
 		return kval{kind: kDec, arena: true, i: int64(off), n: int32(len(d))}, true
 	}
 	return kval{}, false
+}
+
+// fitsScale reports whether microseconds us need no more than scale
+// fraction digits (a DATETIME(scale) would round the rest).
+func fitsScale(us int64, scale int) bool {
+	if scale >= 6 {
+		return true
+	}
+	unit := int64(1000000)
+	for range max(scale, 0) {
+		unit /= 10
+	}
+	return us%unit == 0
 }
 
 // litBytes returns the bytes of a string literal.

@@ -46,7 +46,7 @@ func (st *calcState) value() (lit, litStatus) {
 			return lit{}, litUnresolved
 		}
 		v, ok := st.params.Param(i)
-		if !ok || v.Kind == ValUnknown || v.Kind > ValString {
+		if !ok || v.Kind == ValUnknown || v.Kind > ValTime {
 			return lit{}, litUnresolved
 		}
 		return lit{v: v}, litOK

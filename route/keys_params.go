@@ -1,6 +1,9 @@
 package route
 
-import "obgate/mysqlproto"
+import (
+	"obgate/internal/obpart"
+	"obgate/mysqlproto"
+)
 
 // maxExecParams is the number of COM_STMT_EXECUTE parameters ExecParams
 // decodes; later ones are unknown.
@@ -147,7 +150,20 @@ func (p *ExecParams) decode(s *execSlot, pos int, t byte, unsigned bool) (int, b
 		return fixed(4)
 	case myDouble:
 		return fixed(8)
-	case myTimestamp, myDate, myTime, myDateTime:
+	case myTimestamp, myDate, myDateTime:
+		if pos >= len(b) {
+			return pos, false
+		}
+		next, ok := fixed(1 + int(b[pos]))
+		if ok {
+			s.v, ok = binaryTime(b[pos+1 : next])
+			if ok {
+				s.kind = ValTime
+			}
+			return next, true
+		}
+		return next, ok
+	case myTime:
 		if pos >= len(b) {
 			return pos, false
 		}
@@ -164,6 +180,47 @@ func (p *ExecParams) decode(s *execSlot, pos int, t byte, unsigned bool) (int, b
 		return q + int(n), true
 	}
 	return pos, false
+}
+
+// binaryTime reads the binary protocol's DATE / DATETIME / TIMESTAMP
+// value (year 2 bytes, month, day, then hour, minute, second, then
+// microseconds 4 bytes; each group may be left out) as wall-clock
+// microseconds since 1970-01-01 00:00:00. A zero or invalid date reports
+// false.
+func binaryTime(b []byte) (int64, bool) {
+	if len(b) != 4 && len(b) != 7 && len(b) != 11 {
+		return 0, false
+	}
+	y, mo, d := int32(b[0])|int32(b[1])<<8, int32(b[2]), int32(b[3])
+	if y < 1 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 {
+		return 0, false
+	}
+	first, next := obpart.DayNumber(y, mo, 1), int32(0)
+	if mo == 12 {
+		next = obpart.DayNumber(y+1, 1, 1)
+	} else {
+		next = obpart.DayNumber(y, mo+1, 1)
+	}
+	if d > next-first { // 31 April, 29 February of a common year
+		return 0, false
+	}
+	days := first + d - 1
+	us := int64(days) * usecPerDay
+	if len(b) >= 7 {
+		h, mi, sec := int64(b[4]), int64(b[5]), int64(b[6])
+		if h > 23 || mi > 59 || sec > 59 {
+			return 0, false
+		}
+		us += ((h*60+mi)*60 + sec) * 1000000
+	}
+	if len(b) == 11 {
+		frac := int64(b[7]) | int64(b[8])<<8 | int64(b[9])<<16 | int64(b[10])<<24
+		if frac > 999999 {
+			return 0, false
+		}
+		us += frac
+	}
+	return us, true
 }
 
 // map8 is the size of each fixed-size integer type.

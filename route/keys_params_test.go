@@ -2,6 +2,7 @@ package route
 
 import (
 	"encoding/binary"
+	"obgate/internal/obpart"
 	"testing"
 )
 
@@ -77,6 +78,9 @@ func TestExecParams(t *testing.T) {
 		{typ: myBlob, value: lenencStr("")},
 		{typ: myDouble, value: leInt(0, 8)},
 		{typ: myDateTime, value: []byte{4, 0xe8, 7, 1, 1}},
+		{typ: myTimestamp, value: []byte{11, 0xe8, 7, 2, 29, 13, 45, 10, 0x40, 0xe2, 0x01, 0}}, // 2024-02-29 13:45:10.123456
+		{typ: myDate, value: []byte{4, 0xe7, 7, 2, 29}},                                        // 2023-02-29: no such day
+		{typ: myTime, value: []byte{8, 0, 0, 0, 0, 0, 1, 2, 3}},
 		{typ: myLongLong, unsigned: true, value: leInt(1<<63, 8)},
 		{typ: myString, value: lenencStr("tail")},
 	}
@@ -94,6 +98,9 @@ func TestExecParams(t *testing.T) {
 		{Kind: ValNull},
 		{Kind: ValString, Str: []byte("12.50")},
 		{Kind: ValString, Str: []byte{}},
+		{},
+		{Kind: ValTime, Int: int64(obpart.DayNumber(2024, 1, 1)) * usecPerDay},
+		{Kind: ValTime, Int: int64(obpart.DayNumber(2024, 2, 29))*usecPerDay + (13*3600+45*60+10)*1000000 + 123456},
 		{},
 		{},
 		{Kind: ValUint, Int: -1 << 63},

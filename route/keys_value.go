@@ -15,6 +15,9 @@ const (
 	ValInt    // Int
 	ValUint   // Int holds the bit pattern of an unsigned value
 	ValString // Str; a DECIMAL is its text
+	// ValTime is a binary-protocol DATE, DATETIME or TIMESTAMP parameter:
+	// Int is its wall-clock microseconds since 1970-01-01 00:00:00.
+	ValTime
 )
 
 // Value is a statement value: a literal of the text or a placeholder's

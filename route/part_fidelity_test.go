@@ -226,3 +226,32 @@ func TestReplicaTypes(t *testing.T) {
 		t.Errorf("replicas %+v", loc.Replicas)
 	}
 }
+
+// TestCalculateBinaryTemporalParams: JDBC and other drivers send DATE and
+// DATETIME parameters in the binary protocol's form; they locate as the
+// same literals do.
+func TestCalculateBinaryTemporalParams(t *testing.T) {
+	days := mustDesc(t, PartInfoSpec{Level: 1, PartType: PartFuncRangeColumns, PartNum: 2,
+		Keys: []PartKey{dateKey("d", 1, 0)}}, []PartRow{
+		{PartID: 1, TabletID: 41, Name: "p0", HighBound: rangeBin(obDate("2024-03-01"))},
+		{PartID: 2, TabletID: 42, Name: "p1", HighBound: rangeBin(obMax)},
+	}, nil)
+	for _, tc := range []struct {
+		param execParam
+		part  int
+		how   string
+	}{
+		{execParam{typ: myDate, value: []byte{4, 0xe8, 7, 2, 29}}, 0, HowKeys},
+		{execParam{typ: myDateTime, value: []byte{4, 0xe8, 7, 3, 1}}, 1, HowKeys},
+		{execParam{typ: myDateTime, value: []byte{7, 0xe8, 7, 2, 29, 0, 0, 0}}, 0, HowKeys},
+		{execParam{typ: myDateTime, value: []byte{7, 0xe8, 7, 2, 29, 12, 0, 0}}, -1, HowBadValue}, // not a date
+	} {
+		var p ExecParams
+		p.Reset(execPayload([]execParam{tc.param}, true), 1, nil)
+		var r PartResult
+		days.Calculate([]byte("select * from t where d = ?"), nil, TableRef{Name: []byte("t")}, &p, &r)
+		if r.Part != tc.part || r.How != tc.how {
+			t.Errorf("%x: part %d (%s), want %d (%s)", tc.param.value, r.Part, r.How, tc.part, tc.how)
+		}
+	}
+}

@@ -107,6 +107,7 @@ func FuzzExecParams(f *testing.F) {
 	f.Add(execPayload([]execParam{{typ: myLongLong, value: leInt(7, 8)}, {typ: myVarString, value: lenencStr("abc")}}, true), uint8(2), []byte(nil))
 	f.Add(execPayload([]execParam{{typ: myTiny, null: true}, {typ: myNewDecimal, value: lenencStr("1.5")}}, false), uint8(2), []byte{1, 0, 0xf6, 0})
 	f.Add([]byte{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0xfe, 0, 0xfc, 0xff, 0xff}, uint8(1), []byte(nil))
+	f.Add(execPayload([]execParam{{typ: myDateTime, value: []byte{7, 0xe8, 7, 2, 29, 1, 2, 3}}, {typ: myDate, value: []byte{4, 0xe7, 7, 2, 29}}}, true), uint8(2), []byte(nil))
 	f.Fuzz(func(t *testing.T, payload []byte, n uint8, kept []byte) {
 		var p ExecParams
 		p.Reset(payload, int(n), kept)
@@ -115,7 +116,7 @@ func FuzzExecParams(f *testing.F) {
 			if !ok {
 				continue
 			}
-			if v.Kind == ValUnknown || v.Kind > ValString {
+			if v.Kind == ValUnknown || v.Kind > ValTime {
 				t.Fatalf("param %d: kind %d reported", i, v.Kind)
 			}
 			if len(v.Str) > 0 {
