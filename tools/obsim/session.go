@@ -359,6 +359,18 @@ func (s *session) login() error {
 		}
 	}
 	s.setClientID(asked&obServerCapabilities, attrClientID, hasAttrClientID)
+	// The login is logged and the session listed (SHOW PROCESSLIST, KILL)
+	// before the client sees the OK, so that it can be found as soon as
+	// the client is logged in.
+	switch {
+	case s.obCaps.Has(mysqlproto.OBCapProtocolV2):
+		s.protocol = "ob20"
+	case s.obCaps.Has(mysqlproto.OBCapChecksum) || s.caps.Has(mysqlproto.ClientCompress):
+		s.protocol = "compressed"
+	}
+	entry.Result, entry.Local = "ok", true
+	s.record(entry, time.Now())
+	s.procReady()
 	ok2 := mysqlproto.OK{Status: s.status, SessionState: state}
 	if err := s.pio.WritePacketFlush(mysqlproto.AppendOK(nil, ok2, s.caps)); err != nil {
 		return err
@@ -366,23 +378,20 @@ func (s *session) login() error {
 	switch {
 	case s.obCaps.Has(mysqlproto.OBCapProtocolV2):
 		f := mysqlproto.NewOB20Framer(s.br, corruptWriter{s.conn, s.n}, mysqlproto.FramerServer, s.id)
-		s.out.ob20, s.protocol = f, "ob20"
+		s.out.ob20 = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	case s.obCaps.Has(mysqlproto.OBCapChecksum):
 		f := mysqlproto.NewCompressedFramer(s.br, s.conn, mysqlproto.FramerServer, mysqlproto.CompressStored)
-		s.out.comp, s.protocol = f, "compressed"
+		s.out.comp = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	case s.caps.Has(mysqlproto.ClientCompress):
 		f := mysqlproto.NewCompressedFramer(s.br, s.conn, mysqlproto.FramerServer, 6)
-		s.out.comp, s.protocol = f, "compressed"
+		s.out.comp = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	default:
 		s.pio = mysqlproto.NewPacketIO(s.br, nil)
 	}
 	s.out.w = s.conn
-	entry.Result, entry.Local = "ok", true
-	s.record(entry, time.Now())
-	s.procReady()
 	return nil
 }
 
