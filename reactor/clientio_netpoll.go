@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"github.com/cloudwego/netpoll"
+	"obgate/internal/npbound"
 )
 
 // netpollClientIO runs a session's command phase on a netpoll connection.
@@ -17,13 +18,13 @@ import (
 // another goroutine makes pending reads and Flush fail instead.
 type netpollClientIO struct {
 	conn netpoll.Connection
-	rb   *readBound // nil when netpoll's layout is not the expected one
+	rb   *npbound.Bound // nil when netpoll's layout is not the expected one
 }
 
 func (c *netpollClientIO) Peek(n int) ([]byte, error) {
 	r := c.conn.Reader()
 	if c.rb != nil && r.Len() < n {
-		c.rb.beforeWait(n)
+		c.rb.BeforeWait(n)
 	}
 	return r.Peek(n)
 }
@@ -31,7 +32,7 @@ func (c *netpollClientIO) Peek(n int) ([]byte, error) {
 func (c *netpollClientIO) Next(n int) ([]byte, error) {
 	r := c.conn.Reader()
 	if c.rb != nil && r.Len() < n {
-		c.rb.beforeWait(n)
+		c.rb.BeforeWait(n)
 	}
 	return r.Next(n)
 }
@@ -39,7 +40,7 @@ func (c *netpollClientIO) Next(n int) ([]byte, error) {
 func (c *netpollClientIO) Release() {
 	_ = c.conn.Reader().Release()
 	if c.rb != nil {
-		c.rb.afterConsume()
+		c.rb.AfterConsume()
 	}
 }
 

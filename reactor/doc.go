@@ -33,7 +33,7 @@
 // and wakes the command waiting for it, which relays it from the
 // connection's buffer (respWindow); the server's hang-up event marks an
 // idle server session gone. netpoll reads without limit, so obgate bounds
-// every netpoll connection's input from outside (readBound): the poller
+// every netpoll connection's input from outside (internal/npbound): the poller
 // stops reading a connection whose backlog reached its high-water mark,
 // and the consumer lets it read again below the low-water mark, so a slow
 // client slows its server through TCP and a pipelining client is not read

@@ -1,12 +1,14 @@
 package reactor
 
+import "obgate/internal/npbound"
+
 // PeekIdleAfter is peekIdleAfter, for tests that must let a server session
 // become idle long enough to be peeked at.
 const PeekIdleAfter = peekIdleAfter
 
 // ReadBoundPauses counts the times netpoll connections stopped being read
 // because their input backlog reached its bound.
-func ReadBoundPauses() uint64 { return readBoundPauses.Load() }
+func ReadBoundPauses() uint64 { return npbound.Pauses() }
 
 // NetpollRequestCalls counts the times netpoll called a session's
 // OnRequest.

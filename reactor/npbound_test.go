@@ -3,12 +3,13 @@ package reactor
 import (
 	"errors"
 	"net"
+	"obgate/internal/npbound"
 	"testing"
 	"time"
 )
 
 // TestNetpollLayout fails when a netpoll upgrade changed the internals
-// that read bounds rely on (npinternals.go).
+// that read bounds rely on (internal/npbound).
 func TestNetpollLayout(t *testing.T) {
 	if _, err := newPollerSet(1); err != nil {
 		t.Fatal(err)
@@ -20,7 +21,7 @@ func TestNetpollLayout(t *testing.T) {
 		t.Fatalf("attach: %v", err)
 	}
 	defer nc.Close()
-	if !npLayout.Load().ok || !probeNPLayout() {
+	if !npbound.Probe() {
 		t.Fatal("layout not recognised")
 	}
 }
@@ -46,7 +47,7 @@ func TestServerConnBounded(t *testing.T) {
 	if got := nc.buffered(); got > serverInputHigh+8<<20 {
 		t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
 	}
-	if !nc.rb.paused.Load() {
+	if !nc.rb.Paused() {
 		t.Fatalf("not paused with %d bytes buffered", nc.buffered())
 	}
 	p := make([]byte, 256<<10)

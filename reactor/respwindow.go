@@ -69,7 +69,7 @@ func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 	}
 	n := max(want, w.end+1)
 	if w.in.Len() < n {
-		w.np.rb.beforeWait(n)
+		w.np.rb.BeforeWait(n)
 		if _, err := w.in.Peek(n); err != nil {
 			return 0, err
 		}
@@ -112,7 +112,7 @@ func (w *respWindow) consumed(n int) {
 	rest := w.end - n
 	_ = w.in.Skip(n)
 	_ = w.in.Release()
-	w.np.rb.afterConsume()
+	w.np.rb.AfterConsume()
 	w.buf, w.end = nil, 0
 	if rest > 0 {
 		w.buf, _ = w.in.Peek(rest) // buffered already: no wait

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"obgate/internal/npbound"
 	"sync/atomic"
 
 	"github.com/cloudwego/netpoll"
@@ -15,7 +16,7 @@ import (
 // buffer and wakes the command waiting for it, so one event loop serves a
 // statement end to end, and a server that closes an idle session is known
 // from the hang-up event (onGone), with no system call per statement. Its
-// input is bounded (readBound): with a slow client the server is paused
+// input is bounded (internal/npbound): with a slow client the server is paused
 // through TCP.
 //
 // It is a net.Conn, so the login, the framers and the relay use it as
@@ -28,7 +29,7 @@ import (
 // connection (busy counts them).
 type npServerConn struct {
 	netpoll.Connection
-	rb *readBound
+	rb *npbound.Bound
 	fd int
 	// busy counts Read and Write calls in progress; npClosing is set by
 	// Close, npClosed by whoever closes the netpoll connection.
@@ -49,12 +50,12 @@ func attachServerNetpoll(tc *net.TCPConn) (*npServerConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb, err := newReadBound(conn, serverInputHigh, serverInputLow)
+	rb, err := npbound.New(conn, serverInputHigh, serverInputLow)
 	if err != nil {
 		_ = conn.Close() // closes the duplicate only
 		return nil, err
 	}
-	c := &npServerConn{Connection: conn, rb: rb, fd: rb.h.fd}
+	c := &npServerConn{Connection: conn, rb: rb, fd: rb.FD()}
 	if d, ok := conn.(interface {
 		SetOnDisconnect(netpoll.OnDisconnect) error
 	}); ok {
@@ -83,7 +84,7 @@ func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
 		_ = unix.Close(fd)
 		return nil, err
 	}
-	if err := setNPAddrs(conn, tc.LocalAddr(), tc.RemoteAddr()); err != nil {
+	if err := npbound.SetAddrs(conn, tc.LocalAddr(), tc.RemoteAddr()); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
@@ -127,10 +128,10 @@ func (c *npServerConn) Read(p []byte) (int, error) {
 	}
 	defer c.exit()
 	if c.Connection.Reader().Len() == 0 {
-		c.rb.beforeWait(1)
+		c.rb.BeforeWait(1)
 	}
 	n, err := c.Connection.Read(p)
-	c.rb.afterConsume()
+	c.rb.AfterConsume()
 	return n, err
 }
 
@@ -149,7 +150,7 @@ func (c *npServerConn) Write(p []byte) (int, error) {
 func (c *npServerConn) peekInput(n int) ([]byte, error) {
 	in := c.Connection.Reader()
 	if in.Len() < n {
-		c.rb.beforeWait(n)
+		c.rb.BeforeWait(n)
 		b, err := in.Peek(n)
 		if err != nil && in.Len() > 0 {
 			err = io.ErrUnexpectedEOF

@@ -138,7 +138,7 @@ func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
 		n = copy(p, packets)
 		_ = in.Skip(size)
 		_ = in.Release()
-		c.rb.afterConsume()
+		c.rb.AfterConsume()
 		if n > 0 {
 			return n, true, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"obgate/internal/npbound"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -83,14 +84,14 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	if err != nil {
 		return err
 	}
-	var rb *readBound
+	var rb *npbound.Bound
 	if s.srv.poller.serverConns {
-		if rb, err = newReadBound(conn, clientInputHigh, clientInputLow); err != nil {
+		if rb, err = npbound.New(conn, clientInputHigh, clientInputLow); err != nil {
 			_ = conn.Close() // closes the duplicate only
 			return err
 		}
 	} else {
-		s.srv.poller.boundsUnavailable(s.srv, errNPLayout)
+		s.srv.poller.boundsUnavailable(s.srv, npbound.ErrLayout)
 	}
 	_ = tc.Close()
 	_ = conn.SetReadTimeout(clientReadTimeout)
@@ -322,7 +323,7 @@ type pollerSet struct {
 }
 
 // boundsUnavailable logs, once, that netpoll's reads cannot be bounded in
-// this build (see npinternals.go): server connections stay on net and
+// this build (see internal/npbound): server connections stay on net and
 // client input is not bounded.
 func (p *pollerSet) boundsUnavailable(srv *Server, err error) {
 	p.warnOnce.Do(func() {
@@ -372,7 +373,21 @@ func newPollerSet(n int) (*pollerSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reactor: configure netpoll: %w", err)
 	}
-	return &pollerSet{serverConns: probeNPLayout()}, nil
+	return &pollerSet{serverConns: npbound.Probe()}, nil
 }
 
 func (p *pollerSet) close() {}
+
+// Input backlog bounds of netpoll connections. A server connection stops
+// being read once a response has high bytes waiting for a slow client, so
+// TCP pushes back on the server; a client connection stops being read
+// once it has pipelined high bytes ahead of what its session consumed.
+// Reading resumes at low. Between the two, one read of the poller (at most
+// netpoll's 8 MiB book) can land, so a paused connection holds well under
+// high + 8 MiB.
+const (
+	serverInputHigh = 1 << 20
+	serverInputLow  = 256 << 10
+	clientInputHigh = 4 * chunkSize
+	clientInputLow  = chunkSize
+)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package reactor
+package npbound
 
 import (
 	"unsafe"

@@ -1,4 +1,4 @@
-package reactor
+package npbound
 
 import (
 	"errors"
@@ -8,43 +8,32 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// Input backlog bounds of netpoll connections. A server connection stops
-// being read once a response has high bytes waiting for a slow client, so
-// TCP pushes back on the server; a client connection stops being read
-// once it has pipelined high bytes ahead of what its session consumed.
-// Reading resumes at low. Between the two, one read of the poller (at most
-// netpoll's 8 MiB book) can land, so a paused connection holds well under
-// high + 8 MiB.
-const (
-	serverInputHigh = 1 << 20
-	serverInputLow  = 256 << 10
-	clientInputHigh = 4 * chunkSize
-	clientInputLow  = chunkSize
-)
+// ErrGone says a connection was closed while it joined netpoll.
+var ErrGone = errors.New("npbound: connection closed while joining netpoll")
 
-// errNPGone says a connection was closed while it joined netpoll.
-var errNPGone = errors.New("reactor: connection closed while joining netpoll")
+// pauses counts the pauses of every bounded connection.
+var pauses atomic.Uint64
 
-// readBoundPauses counts the pauses of every netpoll connection (tests
-// read it).
-var readBoundPauses atomic.Uint64
+// Pauses is how many times any bounded connection stopped being read
+// (tests read it).
+func Pauses() uint64 { return pauses.Load() }
 
-// readBound stops netpoll from reading a connection while its input
+// A Bound stops netpoll from reading a connection while its input
 // backlog is over a high-water mark and lets it read again once the
 // consumer brought the backlog under the low-water mark (see
-// npinternals.go for how it reaches netpoll's poller).
+// layout.go for how it reaches netpoll's poller).
 //
 // The poller pauses, right after a read grew the backlog (inputAck, on the
 // poller goroutine); the consumer resumes, after it consumed bytes
-// (afterConsume) and before it waits for bytes not yet there (beforeWait),
+// (AfterConsume) and before it waits for bytes not yet there (BeforeWait),
 // so it never waits on a paused connection. The consumer is the one
-// goroutine reading the connection at a time (the session's command).
+// goroutine reading the connection at a time (its owner).
 // Pausing publishes paused and then looks at what the consumer waits for;
 // the consumer publishes what it waits for and then looks at paused, so
 // one of the two always sees the other. mu orders the epoll changes with
 // each other and with the connection's close (closing), after which the
 // descriptor may be reused and is never touched again.
-type readBound struct {
+type Bound struct {
 	h         npHandle
 	in        netpoll.Reader
 	ack       func(int) error // netpoll's own InputAck
@@ -57,16 +46,16 @@ type readBound struct {
 	dead bool // under mu: the connection is closing
 }
 
-// newReadBound installs a bound on conn, a connection netpoll registered
+// New installs a bound on conn, a connection netpoll registered
 // a moment ago that nothing reads yet.
-func newReadBound(conn netpoll.Connection, high, low int) (*readBound, error) {
+func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 	h, err := npHandleOf(conn)
 	if err != nil {
 		return nil, err
 	}
-	rb := &readBound{h: h, in: conn.Reader(), high: high, low: low}
+	rb := &Bound{h: h, in: conn.Reader(), high: high, low: low}
 	if !h.lockOperator() {
-		return nil, errNPGone
+		return nil, ErrGone
 	}
 	rb.ack = h.op.InputAck
 	h.op.InputAck = rb.inputAck
@@ -78,7 +67,7 @@ func newReadBound(conn netpoll.Connection, high, low int) (*readBound, error) {
 }
 
 // inputAck runs on the poller after each read into the connection.
-func (rb *readBound) inputAck(n int) error {
+func (rb *Bound) inputAck(n int) error {
 	err := rb.ack(n)
 	if !rb.paused.Load() && rb.in.Len() >= rb.high {
 		rb.pause()
@@ -86,7 +75,7 @@ func (rb *readBound) inputAck(n int) error {
 	return err
 }
 
-func (rb *readBound) pause() {
+func (rb *Bound) pause() {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
 	if rb.dead || rb.paused.Load() {
@@ -97,10 +86,10 @@ func (rb *readBound) pause() {
 		rb.paused.Store(false) // consumed meanwhile, or waited on: go on reading
 		return
 	}
-	readBoundPauses.Add(1)
+	pauses.Add(1)
 }
 
-func (rb *readBound) resume() {
+func (rb *Bound) resume() {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
 	if rb.dead || !rb.paused.Load() {
@@ -110,17 +99,17 @@ func (rb *readBound) resume() {
 	rb.paused.Store(false)
 }
 
-// beforeWait tells the bound that the consumer is about to wait for n
+// BeforeWait tells the bound that the consumer is about to wait for n
 // bytes in all (the backlog has fewer).
-func (rb *readBound) beforeWait(n int) {
+func (rb *Bound) BeforeWait(n int) {
 	rb.want.Store(int64(n))
 	if rb.paused.Load() {
 		rb.resume()
 	}
 }
 
-// afterConsume runs after the consumer released what it read.
-func (rb *readBound) afterConsume() {
+// AfterConsume runs after the consumer released what it read.
+func (rb *Bound) AfterConsume() {
 	rb.want.Store(0)
 	if rb.paused.Load() && rb.in.Len() <= rb.low {
 		rb.resume()
@@ -128,9 +117,15 @@ func (rb *readBound) afterConsume() {
 }
 
 // closing is a close callback of the connection.
-func (rb *readBound) closing(netpoll.Connection) error {
+func (rb *Bound) closing(netpoll.Connection) error {
 	rb.mu.Lock()
 	rb.dead = true
 	rb.mu.Unlock()
 	return nil
 }
+
+// Paused says whether the connection is not being read now.
+func (rb *Bound) Paused() bool { return rb.paused.Load() }
+
+// FD is the connection's descriptor.
+func (rb *Bound) FD() int { return rb.h.fd }

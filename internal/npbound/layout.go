@@ -1,4 +1,4 @@
-package reactor
+package npbound
 
 import (
 	"errors"
@@ -29,12 +29,12 @@ import (
 //     so the poller never sees the swap half done.
 //
 // npLayout finds them by name and type once per process and refuses to
-// work (errNPLayout) if any is missing or changed, in which case server
+// work (ErrLayout) if any is missing or changed, in which case server
 // connections stay on net and client input is not bounded; the tests fail
 // loudly on such a netpoll upgrade (TestNetpollLayout).
 
-// errNPLayout says this netpoll build does not have the expected layout.
-var errNPLayout = errors.New("reactor: netpoll internals are not as expected; read bounds unavailable")
+// ErrLayout says this netpoll build does not have the expected layout.
+var ErrLayout = errors.New("npbound: netpoll internals are not as expected; read bounds unavailable")
 
 type npLayoutInfo struct {
 	ok          bool
@@ -110,14 +110,14 @@ func fieldOffset(t reflect.Type, f reflect.StructField) uintptr {
 	return off
 }
 
-// setNPAddrs gives a connection made by netpoll.NewFDConnection the
+// SetAddrs gives a connection made by netpoll.NewFDConnection the
 // addresses of its socket: netpoll leaves them nil there, and formats the
 // remote address into its timeout errors (a nil one panics). Call it
 // before the connection is used.
-func setNPAddrs(conn netpoll.Connection, local, remote net.Addr) error {
+func SetAddrs(conn netpoll.Connection, local, remote net.Addr) error {
 	l := learnNPLayout(conn)
 	if !l.ok || reflect.TypeOf(conn) != l.connType {
-		return errNPLayout
+		return ErrLayout
 	}
 	p := connPointer(conn)
 	*(*net.Addr)(unsafe.Add(p, l.localOff)) = local
@@ -125,11 +125,11 @@ func setNPAddrs(conn netpoll.Connection, local, remote net.Addr) error {
 	return nil
 }
 
-// probeNPLayout learns the layout from a connection over a socket pair
+// Probe learns the layout from a connection over a socket pair
 // before any real connection joins netpoll, so that a mismatch is known
 // up front (a connection that failed half way through joining could have
 // lost bytes to netpoll already).
-func probeNPLayout() bool {
+func Probe() bool {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return false
@@ -156,19 +156,19 @@ type npHandle struct {
 	fd   int
 }
 
-// npHandleOf returns conn's handle, or errNPLayout.
+// npHandleOf returns conn's handle, or ErrLayout.
 func npHandleOf(conn netpoll.Connection) (npHandle, error) {
 	l := learnNPLayout(conn)
 	if !l.ok || reflect.TypeOf(conn) != l.connType {
-		return npHandle{}, errNPLayout
+		return npHandle{}, ErrLayout
 	}
 	op := *(**netpoll.FDOperator)(unsafe.Add(connPointer(conn), l.operatorOff))
 	if op == nil {
-		return npHandle{}, errNPLayout
+		return npHandle{}, ErrLayout
 	}
 	pv := reflect.ValueOf(op).Elem().FieldByName("poll")
 	if pv.IsNil() || pv.Elem().Type() != l.pollType {
-		return npHandle{}, errNPLayout
+		return npHandle{}, ErrLayout
 	}
 	epfd := int(pv.Elem().Elem().FieldByName("fd").Int())
 	return npHandle{op: op, epfd: epfd, fd: op.FD}, nil

@@ -1,0 +1,158 @@
+package npbound
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
+)
+
+// TestLayout fails when a netpoll upgrade changed the internals this
+// package relies on.
+func TestLayout(t *testing.T) {
+	if !Probe() {
+		t.Fatal("netpoll's layout is not recognised")
+	}
+	conn, peer := pair(t)
+	defer unix.Close(peer)
+	defer conn.Close()
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	remote := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 2}
+	if err := SetAddrs(conn, local, remote); err != nil {
+		t.Fatal(err)
+	}
+	if conn.LocalAddr() != local || conn.RemoteAddr() != remote {
+		t.Fatalf("addresses %v %v, want %v %v", conn.LocalAddr(), conn.RemoteAddr(), local, remote)
+	}
+}
+
+// TestBoundPausesAndResumes: a peer writing far more than anyone reads
+// fills the input only up to the bound plus one read of the poller; the
+// connection reports itself paused, and consuming resumes it until all
+// bytes arrived.
+func TestBoundPausesAndResumes(t *testing.T) {
+	conn, peer := pair(t)
+	defer conn.Close()
+	const high, low, total = 64 << 10, 16 << 10, 8 << 20
+	rb, err := New(conn, high, low)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.FD() <= 0 {
+		t.Fatalf("fd %d", rb.FD())
+	}
+	before := Pauses()
+	done := make(chan error, 1)
+	go func() {
+		defer unix.Close(peer)
+		buf := make([]byte, 64<<10)
+		for sent := 0; sent < total; {
+			n, err := unix.Write(peer, buf)
+			if err != nil {
+				done <- err
+				return
+			}
+			sent += n
+		}
+		done <- nil
+	}()
+	r := conn.Reader()
+	deadline := time.Now().Add(10 * time.Second)
+	for !rb.Paused() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not paused with %d bytes buffered", r.Len())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if Pauses() == before {
+		t.Fatal("pause not counted")
+	}
+	if n := r.Len(); n > high+8<<20 {
+		t.Fatalf("%d bytes buffered while paused; bound %d", n, high)
+	}
+	got := 0
+	for got < total {
+		want := r.Len()
+		if want == 0 {
+			want = 1
+		}
+		if want > total-got {
+			want = total - got
+		}
+		rb.BeforeWait(want)
+		p, err := r.Next(want)
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", got, err)
+		}
+		got += len(p)
+		_ = r.Release()
+		rb.AfterConsume()
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+}
+
+// TestNewOnClosedConnection: a connection closed before the bound joins
+// it is refused, not touched.
+func TestNewOnClosedConnection(t *testing.T) {
+	conn, peer := pair(t)
+	defer unix.Close(peer)
+	_ = conn.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for conn.IsActive() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := New(conn, 1, 1); err == nil {
+		t.Fatal("bound installed on a closed connection")
+	}
+}
+
+// pair is a netpoll connection over loopback TCP and the descriptor of
+// its peer. (A socket pair would not do: when its peer closes, epoll
+// reports a hang-up even while reading is paused, and netpoll closes the
+// connection with data still unread; TCP reports only the read side's
+// end, which a paused connection does not ask for.)
+func pair(t *testing.T) (netpoll.Connection, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dialed, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := netpoll.NewFDConnection(dupFD(t, dialed.(*net.TCPConn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = dialed.Close()
+	peer := dupFD(t, accepted.(*net.TCPConn))
+	_ = accepted.Close()
+	if err := unix.SetNonblock(peer, false); err != nil {
+		t.Fatal(err)
+	}
+	return conn, peer
+}
+
+func dupFD(t *testing.T, c *net.TCPConn) int {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(f uintptr) { fd, derr = unix.Dup(int(f)) }); err != nil || derr != nil {
+		t.Fatal(err, derr)
+	}
+	return fd
+}

@@ -1,0 +1,10 @@
+// Package npbound bounds how much netpoll reads ahead of a connection's
+// consumer, and gives connections that netpoll.NewFDConnection made their
+// socket addresses. netpoll has no API for either, so the package reaches
+// a few of its unexported fields through reflect and unsafe; it checks
+// their names and types once per process (Probe) and refuses to work
+// (ErrLayout) when a netpoll upgrade changed them, which TestLayout
+// reports.
+//
+// Nothing outside this package touches netpoll's internals.
+package npbound
