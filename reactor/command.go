@@ -176,7 +176,7 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 		o = s.relay(cmd)
 	}
 	s.releaseKept()
-	if o.fail == failServerERR {
+	if o.fail == route.FailHeldERR {
 		if s.ob != nil && s.endsTxnByClosing() {
 			s.countStatement(kind, false, start)
 			return true, s.rollbackByClosing(o.errCode)
@@ -187,7 +187,7 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 		}
 		// Nowhere else to send it: the client gets the server's ERR.
 		o.written, o.err = s.deliverHeldERR()
-		o.fail, o.stage = failNone, stageAnswered
+		o.fail, o.stage = route.FailNone, stageAnswered
 	}
 	s.srv.metrics.bytesToClient.Add(int(o.written))
 	if err := o.err; err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"obgate/health"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -98,6 +99,7 @@ func (s *Session) obPrepare(n int, start time.Time) error {
 		return s.writeErrorFor(err)
 	}
 	ob.pendingPrepare = p
+	s.resendable = true // preparing changes nothing on the server
 	if err := s.sendRequest(be, pkt); err != nil {
 		ob.pendingPrepare = nil
 		return s.answerFailure(err, kind, start)
@@ -161,6 +163,9 @@ func (s *Session) obStatement(cmd mysqlproto.Command, n int, body []byte, start 
 	if cmd == mysqlproto.ComStmtExecute {
 		ob.route.exec.Reset(body, int(ps.params), ps.types)
 		ob.route.routeBy(ps.sql, &ps.facts, &ob.route.exec)
+		// An execute of a statement that only reads is a read: it may go
+		// again after its server broke, as the text would.
+		s.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
 	}
 	be, sid, bound, err := s.preparedServer(ps, id)
 	if err != nil {
@@ -227,12 +232,12 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 			return be, sid, false, nil
 		}
 		var se *mysqlproto.SQLError
-		if !errors.As(err, &se) || !retryableERR(se.Code) || s.txnBefore || s.ob.pinned || s.routeBound ||
+		if !errors.As(err, &se) || !route.ResendableERR(se.Code) || s.txnBefore || s.ob.pinned || s.routeBound ||
 			s.resends >= s.retryBudget() {
 			return nil, 0, false, err
 		}
-		if aliveFailureERR(se.Code) {
-			be.health.AliveFailed(errReason(se.Code))
+		if health.AliveFailureERR(se.Code) {
+			be.health.AliveFailed(health.ERRReason(se.Code))
 		}
 		s.resends++
 		s.tried = append(s.tried, be.addr)

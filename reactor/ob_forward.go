@@ -238,6 +238,11 @@ func (s *Session) serverSessionFailed(err error) error {
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
+	case s.resendable:
+		// A read that could not go again: it changed nothing, so its
+		// outcome is not in doubt; the server was lost under it.
+		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", be.addr)
 	default:
 		reply = mysqlproto.OBErrTransUnknown.Detail(
 			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.addr)

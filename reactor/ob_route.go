@@ -78,43 +78,10 @@ func (s *Session) stmtRoute(cfg *config.Config) route.StmtRoute {
 	return sr
 }
 
-// weakRead decides whether a statement reads weakly (odp-behaviour.md
-// §5.5): only a SELECT that takes no locks can; its hint counts first,
-// then the session's ob_read_consistency, then weak_read_user_list. A
-// statement too long to lex whole reads weakly only when its hint says so
-// (the hint is at its start; a lock clause could be beyond what was read).
+// weakRead decides whether a statement reads weakly (route.WeakRead).
 func (s *Session) weakRead(cfg *config.Config, f *route.Facts) bool {
-	if f == nil || f.Kind != route.StmtSelect || f.Pins != 0 {
-		return false
-	}
-	switch f.ReadConsistency {
-	case route.ConsistencyWeak, route.ConsistencyFrozen:
-		return f.ReadOnly || f.Incomplete
-	case route.ConsistencyStrong:
-		return false
-	}
-	if !f.ReadOnly {
-		return false
-	}
-	if s.ob.vars.routing.weak {
-		return true
-	}
-	return cfg.WeakReadUserList != "" && userListed(cfg.WeakReadUserList, s.identity)
-}
-
-// userListed reports whether the session's user is in a comma-separated
-// list of user or user@tenant names.
-func userListed(list string, id route.Identity) bool {
-	for list != "" {
-		item, rest, _ := strings.Cut(list, ",")
-		list = rest
-		item = strings.TrimSpace(item)
-		u, tenant, hasTenant := strings.Cut(item, "@")
-		if u == id.User && (!hasTenant || strings.EqualFold(tenant, id.Tenant)) {
-			return true
-		}
-	}
-	return false
+	return route.WeakRead(f, s.ob.vars.routing.weak,
+		cfg.WeakReadUserList != "" && route.UserListed(cfg.WeakReadUserList, s.identity))
 }
 
 // notePlan keeps what a plan routed by, once the statement's server
@@ -151,26 +118,24 @@ func (s *Session) onPartitionHit(value []byte) {
 	}
 }
 
-// routeFeedbackERR handles the errors that say a location is wrong:
-// 4038 NOT_MASTER marks the entry dirty (refreshed after
-// delay_update_entry_interval), 4124 CONNECT_ERROR marks it dirty and due
-// now, 5150 TENANT_NOT_IN_SERVER and 4666 CLUSTER_NO_MATCH every entry of
-// the tenant, 5727 REROUTE the entry, due now.
+// routeFeedbackERR marks dirty what an ERR says is wrong of the location
+// the statement was routed by (route.LocationFixFor): an entry refreshed
+// after delay_update_entry_interval or now, or every entry of the tenant.
 func (s *Session) routeFeedbackERR(code uint16) {
 	ob := s.ob
 	if ob == nil {
 		return
 	}
-	switch code {
-	case mysqlproto.OBNotMaster:
+	switch route.LocationFixFor(code) {
+	case route.FixEntryLater:
 		if ob.route.entry != nil {
 			ob.route.entry.MarkDirty(false)
 		}
-	case mysqlproto.OBConnectError, mysqlproto.OBErrReroute:
+	case route.FixEntryNow:
 		if ob.route.entry != nil {
 			ob.route.entry.MarkDirty(true)
 		}
-	case mysqlproto.OBTenantNotInServer, mysqlproto.OBClusterNoMatch:
+	case route.FixTenantNow:
 		ob.cluster.MarkTenantDirty(ob.tenant)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"obgate/health"
 	"obgate/mysqlproto"
 )
 
@@ -62,8 +63,8 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 	case mysqlproto.ERRHeader:
 		be.close()
 		e, _ := mysqlproto.ParseERR(p)
-		if aliveFailureERR(e.Code) {
-			be.health.AliveFailed(errReason(e.Code))
+		if health.AliveFailureERR(e.Code) {
+			be.health.AliveFailed(health.ERRReason(e.Code))
 		}
 		return nil, nil, mysqlproto.SQLErrorFromERR(e)
 	case mysqlproto.OKHeader:

@@ -235,7 +235,7 @@ func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
 		}
 		lastErr = err
 		var se *mysqlproto.SQLError
-		if errors.As(err, &se) && !retryableLoginError(se.Code) || isFDExhausted(err) {
+		if errors.As(err, &se) && !route.RetryableLoginERR(se.Code) || isFDExhausted(err) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -243,18 +243,6 @@ func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
 		}
 	}
 	return nil, lastErr
-}
-
-// retryableLoginError reports the login errors after which ODP tries
-// another server (odp-behaviour.md §4.3).
-func retryableLoginError(code uint16) bool {
-	switch code {
-	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBTenantNotInServer,
-		mysqlproto.OBConnectError, mysqlproto.OBClusterNoMatch, mysqlproto.OBSessionEntryExist,
-		mysqlproto.OBServiceNameNotFound, mysqlproto.OBNotPrimaryTenant:
-		return true
-	}
-	return false
 }
 
 // routeNeed says why a statement must stay where the last one ran.

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net"
 
+	"obgate/health"
 	"obgate/mysqlproto"
+	"obgate/route"
 )
 
 // relayStage says how far a statement got when its relay ended.
@@ -21,23 +23,11 @@ const (
 	stageAnswered
 )
 
-// failClass says what ended a relay that did not complete.
-type failClass uint8
-
-const (
-	failNone            failClass = iota
-	failClient                    // the client's connection broke or the client broke the protocol
-	failServerTransport           // the server connection broke (EOF, reset, refused write)
-	failServerProtocol            // the server broke the protocol (bad checksum, out of step)
-	failTimeout                   // the server did not answer in time
-	failServerERR                 // the server answered an ERR obgate held back to retry elsewhere
-)
-
 // outcome is what relaying one statement's answer did. When the server
 // answered with an ERR, the stage is stageAnswered and errCode its code.
 type outcome struct {
 	stage   relayStage
-	fail    failClass
+	fail    route.Failure
 	errCode uint16
 	written int64 // bytes of the answer that reached the client
 	err     error // the relay's error (nil when answered)
@@ -55,7 +45,7 @@ func (s *Session) relay(cmd mysqlproto.Command) outcome {
 	case err == nil:
 		o.errCode = s.scanner.ErrCode()
 	case errors.Is(err, errRetryableERR):
-		o.stage, o.fail, o.errCode = stageSent, failServerERR, s.scanner.ErrCode()
+		o.stage, o.fail, o.errCode = stageSent, route.FailHeldERR, s.scanner.ErrCode()
 	case written > 0:
 		o.stage, o.fail = stagePartAnswered, classifyFailure(err)
 	default:
@@ -65,43 +55,35 @@ func (s *Session) relay(cmd mysqlproto.Command) outcome {
 	return o
 }
 
-// reportOutcome counts what the server did wrong, if anything, against
-// it: the ERR codes of §2.4, and a broken connection, a protocol failure
-// or a timeout, unless obgate closed the connection itself (a KILL, the
-// detect task, the session ending).
+// reportOutcome tells the server's health entry what the try did, when
+// that counts against the server (health.AliveFailure).
 func reportOutcome(be *serverConn, o outcome) {
-	switch o.fail {
-	case failNone, failServerERR:
-		if o.errCode != 0 && aliveFailureERR(o.errCode) {
-			be.health.AliveFailed(errReason(o.errCode))
-		}
-	case failServerTransport, failServerProtocol, failTimeout:
-		if !be.closed.Load() || be.peerGone.Load() {
-			be.health.AliveFailed(o.fail.String())
-		}
+	if reason := health.AliveFailure(health.Outcome{Failure: o.fail, Code: o.errCode,
+		ClosedHere: be.closed.Load(), PeerGone: be.peerGone.Load()}); reason != "" {
+		be.health.AliveFailed(reason)
 	}
 }
 
 // classifyFailure names what err says failed.
-func classifyFailure(err error) failClass {
+func classifyFailure(err error) route.Failure {
 	var se *sessionError
 	if errors.As(err, &se) {
 		switch se.source {
 		case QuitClientNetwork, QuitClientProto:
-			return failClient
+			return route.FailClient
 		case QuitServerProto:
-			return failServerProtocol
+			return route.FailProtocol
 		}
 	}
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return failTimeout
+		return route.FailTimeout
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum), errors.Is(err, mysqlproto.ErrOB20HeaderChecksum),
 		errors.Is(err, mysqlproto.ErrOB20Sequence), errors.Is(err, mysqlproto.ErrOB20Malformed):
-		return failServerProtocol
+		return route.FailProtocol
 	}
-	return failServerTransport
+	return route.FailTransport
 }
 
 // releaseKept ends the hold on the request kept for a resend: called once

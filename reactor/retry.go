@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -15,7 +14,7 @@ import (
 // budget. Two kinds of failure qualify (OceanBase mode):
 //
 //   - the server answered with an ERR that says nothing ran and another
-//     server may take it (retryableERR, odp-behaviour.md §4.3): any
+//     server may take it (route.ResendableERR, odp-behaviour.md §4.3): any
 //     statement, write or read;
 //   - the server's connection broke or the server broke the protocol:
 //     only a read-only statement read whole (s.resendable), since a write
@@ -37,28 +36,6 @@ var errRetryableERR = errors.New("server answered with an error that another ser
 // connection is gone and which cannot move.
 var errServerGone = errors.New("the server closed the session's connection")
 
-// retryableERR reports the server error codes after which ODP sends a
-// statement to another server: the server did not run it.
-func retryableERR(code uint16) bool {
-	switch code {
-	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBTenantNotInServer,
-		mysqlproto.OBConnectError, mysqlproto.OBErrReadOnly:
-		return true
-	}
-	return false
-}
-
-// aliveFailureERR reports the server error codes that count against the
-// server on the alive-but-unavailable list (odp-behaviour.md §2.4).
-func aliveFailureERR(code uint16) bool {
-	switch code {
-	case mysqlproto.OBServerIsInit, mysqlproto.OBServerIsStopping, mysqlproto.OBPacketChecksumError,
-		mysqlproto.OBAllocateMemoryFailed:
-		return true
-	}
-	return false
-}
-
 // retryBudget is how many times one statement may go again: ODP's
 // max(connect_observer_max_retries, 2 × replicas + 1), less the first try.
 func (s *Session) retryBudget() int {
@@ -66,36 +43,33 @@ func (s *Session) retryBudget() int {
 	if s.ob != nil {
 		replicas = len(s.ob.routeBuf)
 	}
-	return max(int(s.cfg.ConnectObserverMaxRetries), 2*replicas+1) - 1
+	return route.RetryBudget(s.cfg.ConnectObserverMaxRetries, replicas)
 }
 
-// mayRetry is the common part of the rules above: the request is kept
-// whole, unpatched, the budget is not spent and nothing binds the session
-// to the server that failed.
+// try describes the statement's failed try o for the resend rules
+// (route.MayResend).
+func (s *Session) try(o outcome) route.Try {
+	return route.Try{
+		Failure:  o.fail,
+		Code:     o.errCode,
+		ReadOnly: s.resendable,
+		Kept:     s.kept != nil && (!s.patchOn || s.retryPS != nil),
+		Bound:    s.txnBefore || s.ob.pinned || s.routeBound,
+		Stopped:  s.closeReq.Load() != closeNone, // a KILL or a shutdown broke it, not its server
+		Resends:  s.resends,
+		Budget:   s.retryBudget(),
+	}
+}
+
+// mayRetry reports whether the statement could go again after an ERR
+// that says nothing ran.
 func (s *Session) mayRetry() bool {
-	if s.kept == nil || (s.patchOn && s.retryPS == nil) || s.resends >= s.retryBudget() {
-		return false
-	}
-	if s.closeReq.Load() != closeNone {
-		return false // a KILL or a shutdown broke the statement, not its server
-	}
-	return !s.txnBefore && !s.ob.pinned && !s.routeBound
+	return route.MayResend(s.try(outcome{fail: route.FailHeldERR}))
 }
 
 // mayResend reports whether the kept request may go to another server
-// after outcome o (see the rules above).
-func (s *Session) mayResend(o outcome) bool {
-	if !s.mayRetry() {
-		return false
-	}
-	switch o.fail {
-	case failServerERR:
-		return true // relayResponse held the ERR back only when retryableERR
-	case failServerTransport, failServerProtocol:
-		return s.resendable
-	}
-	return false
-}
+// after outcome o.
+func (s *Session) mayResend(o outcome) bool { return route.MayResend(s.try(o)) }
 
 // holdsERR reports whether relayResponse should hold back an ERR with
 // code, the whole answer so far, to send the statement elsewhere.
@@ -112,7 +86,7 @@ func (s *Session) holdsERR(code uint16) bool {
 		s.rerouted = true
 		return true
 	}
-	return retryableERR(code) && (s.mayRetry() || s.commitsTxn()) || s.endsTxnByClosing()
+	return route.HoldERR(code, s.mayRetry(), s.commitsTxn(), s.endsTxnByClosing())
 }
 
 // commitsTxn reports a plain COMMIT of a transaction open on the current
@@ -189,7 +163,7 @@ func (s *Session) resendKept(o outcome) bool {
 		be.close()
 		return false
 	}
-	if o.fail == failServerERR {
+	if o.fail == route.FailHeldERR {
 		s.srv.metrics.retried(o.errCode)
 	} else {
 		s.srv.metrics.resent.Inc()
@@ -234,22 +208,3 @@ func (s *Session) deliverHeldERR() (int64, error) {
 	}
 	return int64(len(s.heldERR)), nil
 }
-
-func (f failClass) String() string {
-	switch f {
-	case failClient:
-		return "client"
-	case failServerTransport:
-		return "server_transport"
-	case failServerProtocol:
-		return "server_protocol"
-	case failTimeout:
-		return "timeout"
-	case failServerERR:
-		return "server_err"
-	}
-	return "none"
-}
-
-// errReason names a server ERR for the health metrics.
-func errReason(code uint16) string { return "err_" + strconv.Itoa(int(code)) }

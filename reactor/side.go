@@ -134,6 +134,10 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 	}
 	s.srv.metrics.serverFailure(err)
 	s.backend.close()
+	if s.resendable {
+		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.addr)}
+	}
 	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
 		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
 }
@@ -147,7 +151,7 @@ func (m mysqlSide) mayResend(o outcome) bool {
 	}
 	// brokeBeforeAnswer has asked the server whether it still greets (then
 	// movable is false now).
-	return o.fail == failServerTransport || o.fail == failServerProtocol
+	return o.fail == route.FailTransport || o.fail == route.FailProtocol
 }
 
 func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
