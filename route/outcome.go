@@ -73,10 +73,10 @@ func RetryableLoginERR(code uint16) bool {
 type LocationFix uint8
 
 const (
-	FixNone        LocationFix = iota
-	FixEntryLater              // the entry is dirty; fetch it after delay_update_entry_interval (4038 NOT_MASTER)
-	FixEntryNow                // the entry is dirty and due now (4124 CONNECT_ERROR, 5727 REROUTE)
-	FixTenantNow               // every entry of the tenant is dirty (5150 TENANT_NOT_IN_SERVER, 4666 CLUSTER_NO_MATCH)
+	FixNone       LocationFix = iota
+	FixEntryLater             // the entry is dirty; fetch it after delay_update_entry_interval (4038 NOT_MASTER)
+	FixEntryNow               // the entry is dirty and due now (4124 CONNECT_ERROR, 5727 REROUTE)
+	FixTenantNow              // every entry of the tenant is dirty (5150 TENANT_NOT_IN_SERVER, 4666 CLUSTER_NO_MATCH)
 )
 
 // LocationFixFor maps a server ERR code to what it says of the location.
