@@ -139,7 +139,7 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		return n, err
 	}
 	var onSecond []*sql.Conn
-	for len(onSecond) < 4 {
+	for len(onSecond) < 5 {
 		c := session()
 		if n, err := port(c); err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 			onSecond = append(onSecond, c)
 		}
 	}
-	busy, idle, stateful, inTxn := onSecond[0], onSecond[1], onSecond[2], onSecond[3]
+	busy, idle, stateful, inTxn, chained := onSecond[0], onSecond[1], onSecond[2], onSecond[3], onSecond[4]
 	if _, err := stateful.ExecContext(ctx, "SET @kept = 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +155,12 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		t.Fatal(err)
 	}
 	if _, err := port(inTxn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chained.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := port(chained); err != nil {
 		t.Fatal(err)
 	}
 	sigstop(t, second.PID())
@@ -178,6 +184,22 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 	}
 	if n, err := port(inTxn); err != nil || n != mdb.Port() {
 		t.Fatalf("after ROLLBACK: port %d, %v; want the session moved", n, err)
+	}
+	// ROLLBACK AND CHAIN ends the lost transaction and opens another, on
+	// the server the session moves to: what follows runs in it, not in
+	// autocommit.
+	if _, err := port(chained); sqlErrorCode(err) != mysqlproto.OBTransRollbacked {
+		t.Fatalf("statement of a transaction on the stopped server: %v, want ERR 6002", err)
+	}
+	if _, err := chained.ExecContext(ctx, "ROLLBACK AND CHAIN"); err != nil {
+		t.Fatalf("ROLLBACK AND CHAIN of the lost transaction: %v", err)
+	}
+	var inTrans, chainedPort int
+	if err := chained.QueryRowContext(ctx, "SELECT @@in_transaction, @@port").Scan(&inTrans, &chainedPort); err != nil || inTrans != 1 || chainedPort != mdb.Port() {
+		t.Fatalf("after ROLLBACK AND CHAIN: in_transaction %d on port %d, %v; want a transaction open on %d", inTrans, chainedPort, err, mdb.Port())
+	}
+	if _, err := chained.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
 	}
 	if n := metricValue(t, p, "obgate_session_moved_total"); n < 2 {
 		t.Fatalf("obgate_session_moved_total = %v, want at least 2", n)

@@ -74,10 +74,16 @@ func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole boo
 }
 
 func (m mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
-	if m.s.txnBroken {
-		return true, m.s.brokenTxnStatement(n, f, start)
+	if !m.s.txnBroken {
+		return false, nil
 	}
-	return false, nil
+	if f.Txn == route.TxnRollback && f.Chain && !f.MultiStatement {
+		// The server the session moves to runs it: it rolls back nothing
+		// and opens the transaction the client asked for.
+		m.s.endBrokenTxn()
+		return false, nil
+	}
+	return true, m.s.brokenTxnStatement(n, f, start)
 }
 
 // acquire: the session's one server session runs everything; when its

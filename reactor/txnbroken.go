@@ -99,7 +99,7 @@ func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) err
 	switch {
 	case f.Txn == route.TxnRollback && !f.MultiStatement:
 		s.endBrokenTxn()
-		if f.Chain && s.ob != nil {
+		if f.Chain { // OceanBase mode; mysql mode forwards it (mysqlSide.query)
 			s.ob.heldBegin = []byte("START TRANSACTION")
 			s.status |= mysqlproto.StatusInTrans
 			s.inTrans.Store(true)
