@@ -15,13 +15,15 @@ import (
 	"obgate/reactor"
 )
 
-// cancelWithKill runs SELECT SLEEP(30) on victim under a context that is
-// cancelled after a moment; on cancel a second connection sends KILL QUERY
-// with the id the victim's CONNECTION_ID() returned, as applications do
-// to stop a statement. It returns the statement's error.
-func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn) error {
+// cancelWithKill runs SELECT SLEEP(30) on victim and, once MariaDB (the
+// package's server, behind obsim too) lists the statement running, sends
+// KILL QUERY from a second connection, as applications do to stop a
+// statement: kill builds it from the id the victim's CONNECTION_ID()
+// returned (killByConnectionID when nil). It returns the statement's
+// error.
+func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn, kill func(connectionID uint32) string) error {
 	t.Helper()
-	var id uint64
+	var id uint32
 	if err := victim.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
 		t.Fatalf("CONNECTION_ID(): %v", err)
 	}
@@ -30,22 +32,58 @@ func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn) error {
 		t.Fatal(err)
 	}
 	defer killer.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := context.AfterFunc(ctx, func() {
-		kctx, kcancel := context.WithTimeout(context.Background(), hangLimit)
-		defer kcancel()
-		if _, err := killer.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
-			t.Errorf("KILL QUERY %d: %v", id, err)
+	mk := newMarker("killme")
+	if kill == nil {
+		kill = killByConnectionID
+	}
+	stmt := kill(id)
+	killed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+		defer cancel()
+		if err := waitRunning(ctx, mk); err != nil {
+			killed <- err
+			return
 		}
-	})
-	defer stop()
-	time.AfterFunc(300*time.Millisecond, cancel)
+		_, err := killer.ExecContext(ctx, stmt)
+		killed <- err
+	}()
 	var slept int
-	err = victim.QueryRowContext(context.Background(), "SELECT SLEEP(30)").Scan(&slept)
+	err = victim.QueryRowContext(context.Background(), "SELECT SLEEP(30) /* "+mk+" */").Scan(&slept)
+	if kerr := <-killed; kerr != nil {
+		t.Fatalf("%s: %v", stmt, kerr)
+	}
 	if err == nil && slept != 1 {
 		return errors.New("SLEEP(30) was not interrupted")
 	}
 	return err
+}
+
+func killByConnectionID(id uint32) string { return fmt.Sprintf("KILL QUERY %d", id) }
+
+// waitRunning waits until MariaDB lists a statement whose text contains
+// marker.
+func waitRunning(ctx context.Context, marker string) error {
+	admin, err := sql.Open("mysql", mdb.DSN("root", "", ""))
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	for {
+		var n int
+		err := admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND INFO NOT LIKE '%PROCESSLIST%'", marker).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("statement %s never ran: %w", marker, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // TestE2EKillByConnectionID: KILL QUERY <CONNECTION_ID()> from another
@@ -78,7 +116,7 @@ func TestE2EKillByConnectionID(t *testing.T) {
 				done <- b.QueryRowContext(context.Background(), "SELECT SLEEP(2)").Scan(&v)
 			}()
 		}
-		err = cancelWithKill(t, db, victim)
+		err = cancelWithKill(t, db, victim, nil)
 		var me *mysql.MySQLError
 		if err != nil && (!errors.As(err, &me) || me.Number != mysqlproto.ERQueryInterrupted) {
 			t.Fatalf("interrupted statement: %v, want ERR 1317 or SLEEP returning 1", err)
@@ -91,6 +129,44 @@ func TestE2EKillByConnectionID(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Errorf("a bystander's statement failed: %v", err)
 			}
+		}
+	})
+}
+
+// TestE2EKillBySignedConnectionID: MariaDB Connector/J 2.x keeps the
+// handshake's connection id in a signed 32-bit int, so its
+// Statement.cancel() and setQueryTimeout() send KILL QUERY -1769996222 for
+// a mysql-mode id above 2^31 (which all are: their top bit marks them as
+// obgate's). obgate takes that id as the one it gave.
+func TestE2EKillBySignedConnectionID(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode string) {
+		p := startProxy(t, mode)
+		db := openDB(t, driverConfig(p, "root", "", testDB))
+		victim, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer victim.Close()
+		// The handshake's id, which Connector/J keeps: obgate's id of
+		// the session whose server thread CONNECTION_ID() names.
+		var kill string
+		signedKill := func(thread uint32) string {
+			for _, info := range p.Server.Sessions() {
+				if info.ServerID == thread {
+					if int32(info.ID) >= 0 {
+						t.Errorf("session id %d is below 2^31; the test proves nothing", info.ID)
+					}
+					kill = fmt.Sprintf("KILL QUERY %d", int32(info.ID))
+					return kill
+				}
+			}
+			t.Fatalf("no session runs on server thread %d", thread)
+			return ""
+		}
+		err = cancelWithKill(t, db, victim, signedKill)
+		var me *mysql.MySQLError
+		if err != nil && (!errors.As(err, &me) || me.Number != mysqlproto.ERQueryInterrupted) {
+			t.Fatalf("statement cancelled with %s: %v, want ERR 1317 or SLEEP returning 1", kill, err)
 		}
 	})
 }
@@ -149,7 +225,7 @@ func TestOBKillByConnectionID(t *testing.T) {
 				if _, own := p.Server.Session(id); !own {
 					t.Fatalf("CONNECTION_ID() %d is not the obgate session's id", id)
 				}
-				err := cancelWithKill(t, db, victim)
+				err := cancelWithKill(t, db, victim, nil)
 				var me *mysql.MySQLError
 				if err != nil && (!errors.As(err, &me) || me.Number != mysqlproto.ERQueryInterrupted) {
 					t.Fatalf("interrupted statement: %v, want ERR 1317 or SLEEP returning 1", err)

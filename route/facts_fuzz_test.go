@@ -98,7 +98,7 @@ func sameTables(a, b Facts) bool {
 }
 
 // refParseKill is the KILL grammar the reactor used before Facts:
-// KILL [CONNECTION | QUERY] digits, then only ';' and comments.
+// KILL [CONNECTION | QUERY] [-]digits, then only ';' and comments.
 func refParseKill(sql []byte) (uint32, bool, bool) {
 	pos := SkipSpace(sql, 0)
 	word, pos := Word(sql, pos)
@@ -115,10 +115,17 @@ func refParseKill(sql []byte) (uint32, bool, bool) {
 	case EqualFold(next, "CONNECTION"):
 		pos = SkipSpace(sql, after)
 	}
+	negative := pos < len(sql) && sql[pos] == '-' && !isDashComment(sql, pos)
+	if negative {
+		pos = SkipSpace(sql, pos+1)
+	}
 	digits, pos := Word(sql, pos)
 	id, err := strconv.ParseUint(string(digits), 10, 32)
-	if err != nil {
+	if err != nil || negative && (id == 0 || id > 1<<31) {
 		return 0, false, false
+	}
+	if negative {
+		id = 1<<32 - id
 	}
 	pos = SkipSpace(sql, pos)
 	for pos < len(sql) && sql[pos] == ';' {

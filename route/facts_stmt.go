@@ -280,7 +280,10 @@ func (p *pass) xidPart() (*token, bool) {
 }
 
 // kill reads KILL [CONNECTION | QUERY] id [;...]: the whole text must be
-// that statement.
+// that statement. The id may be written as a negative number, the signed
+// 32-bit reading of an id above 2^31: MariaDB Connector/J 2.x keeps the
+// handshake's connection id in a signed int and cancels a statement with
+// KILL QUERY -1769996222 for id 2524971074.
 func (p *pass) kill() *token {
 	t := p.next()
 	query := false
@@ -291,12 +294,23 @@ func (p *pass) kill() *token {
 	case isKW(t, kwConnection):
 		t = p.next()
 	}
+	negative := t.is('-')
+	if negative {
+		t = p.next()
+	}
 	if t.kind != tNumber {
 		return t
 	}
-	id, ok := parseDecimal(p.lx.s[t.start:t.end], 1<<32-1)
-	if !ok {
+	limit := uint64(1<<32 - 1)
+	if negative {
+		limit = 1 << 31
+	}
+	id, ok := parseDecimal(p.lx.s[t.start:t.end], limit)
+	if !ok || negative && id == 0 {
 		return t
+	}
+	if negative {
+		id = 1<<32 - id
 	}
 	t = p.next()
 	for t.is(';') {
