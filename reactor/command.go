@@ -94,7 +94,7 @@ func (s *Session) serveCommand() error {
 		}
 	}
 	if s.ob == nil {
-		s.noteMoveState(cmd, &s.facts)
+		s.noteMoveState(cmd, &s.facts, body, whole)
 	}
 	if err := s.side.acquire(need); err != nil {
 		return s.refuse(n, err)
@@ -124,21 +124,7 @@ func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
 func (s *Session) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
 	kind := route.StmtOther
 	switch cmd {
-	case mysqlproto.ComStmtPrepare:
-		kind = route.Classify(body).Kind
-		s.prepareKind = kind
-	case mysqlproto.ComStmtExecute:
-		if len(body) >= 4 {
-			kind = s.prepared[binary.LittleEndian.Uint32(body)]
-		}
-	case mysqlproto.ComStmtClose:
-		if len(body) >= 4 {
-			delete(s.prepared, binary.LittleEndian.Uint32(body))
-		}
-	case mysqlproto.ComResetConnection:
-		clear(s.prepared)
 	case mysqlproto.ComChangeUser:
-		clear(s.prepared)
 		s.pendingUser = ""
 		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
 			s.pendingUser = string(body[:i])
@@ -169,7 +155,7 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 // whether the server's answer was relayed.
 func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
 	o := s.relay(cmd)
-	for o.stage == stageSent && s.side.mayResend(o) {
+	for o.stage == stageSent && s.mayResend(o) {
 		if !s.resendKept(o) {
 			break
 		}
@@ -221,14 +207,6 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 		if !inTrans && !failed {
 			s.transCount.Add(1)
 			s.countTransaction()
-		}
-	case mysqlproto.ComStmtPrepare:
-		if !failed {
-			id, _, _ := s.scanner.Prepared()
-			if s.prepared == nil {
-				s.prepared = make(map[uint32]route.StmtKind)
-			}
-			s.prepared[id] = s.prepareKind
 		}
 	case mysqlproto.ComInitDB:
 		if !failed {

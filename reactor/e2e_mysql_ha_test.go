@@ -26,44 +26,46 @@ import (
 // detect_server_timeout=1s) finds it dead, and from then on logins do not
 // wait for either.
 func TestMySQLModeAvoidsDeadAndHungServers(t *testing.T) {
-	testkit.CheckLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
-	hung, err := net.Listen("tcp", "127.0.0.1:0") // accepts (backlog), never greets
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hung.Close()
-	p := startProxy(t, haMode, "rootservice_list", refused+";"+hung.Addr().String()+";"+mdb.Addr(),
-		"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
-	login := func() {
-		db := rootDB(t, p)
-		if n := queryInt(t, db, "SELECT 1"); n != 1 {
-			t.Fatalf("SELECT 1 = %d", n)
+	forEachMode(t, func(t *testing.T, haMode string) {
+		testkit.CheckLeaks(t)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-		db.Close()
-	}
-	for range 3 {
-		login()
-	}
-	waitFor(t, 10*time.Second, "hung server found dead", func() bool {
-		v, _ := viewOf(p, hung.Addr().String())
-		return v.DetectCongested
+		refused := ln.Addr().String()
+		ln.Close()
+		hung, err := net.Listen("tcp", "127.0.0.1:0") // accepts (backlog), never greets
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hung.Close()
+		p := startProxy(t, haMode, "rootservice_list", refused+";"+hung.Addr().String()+";"+mdb.Addr(),
+			"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+		login := func() {
+			db := rootDB(t, p)
+			if n := queryInt(t, db, "SELECT 1"); n != 1 {
+				t.Fatalf("SELECT 1 = %d", n)
+			}
+			db.Close()
+		}
+		for range 3 {
+			login()
+		}
+		waitFor(t, 10*time.Second, "hung server found dead", func() bool {
+			v, _ := viewOf(p, hung.Addr().String())
+			return v.DetectCongested
+		})
+		if v, _ := viewOf(p, refused); !v.Congested {
+			t.Fatalf("refusing server not listed: %+v", v)
+		}
+		before := metricValue(t, p, "obgate_server_connect_failures_total")
+		for range 6 {
+			login()
+		}
+		if after := metricValue(t, p, "obgate_server_connect_failures_total"); after != before {
+			t.Fatalf("logins tried listed servers again: %v more connect failures", after-before)
+		}
 	})
-	if v, _ := viewOf(p, refused); !v.Congested {
-		t.Fatalf("refusing server not listed: %+v", v)
-	}
-	before := metricValue(t, p, "obgate_server_connect_failures_total")
-	for range 6 {
-		login()
-	}
-	if after := metricValue(t, p, "obgate_server_connect_failures_total"); after != before {
-		t.Fatalf("logins tried listed servers again: %v more connect failures", after-before)
-	}
 }
 
 // metricValue reads one series of obgate's /metrics.
@@ -106,18 +108,30 @@ func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
 		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser)); err != nil {
 		t.Fatal(err)
 	}
-	hash := "*" + strings.ToUpper(hex.EncodeToString(mysqlproto.PasswordStage2(mysqlproto.PasswordStage1([]byte(otherPass)))))
-	for _, known := range []struct{ name, k, v string }{
-		{"configured", "mysql_user_hashes", otherUser + ":" + hash},
-		{"read_from_mysql_user", "mysql_hash_reader_user", "root"},
-	} {
-		t.Run(known.name, func(t *testing.T) {
-			p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(), known.k, known.v,
-				"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
-			checkSessionsMove(t, ctx, p, second)
-		})
+	for _, srv := range []*mariadbd.Server{second, mdb} {
+		if err := srv.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+moveDB,
+			fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", moveDB, otherUser)); err != nil {
+			t.Fatal(err)
+		}
 	}
+	hash := "*" + strings.ToUpper(hex.EncodeToString(mysqlproto.PasswordStage2(mysqlproto.PasswordStage1([]byte(otherPass)))))
+	forEachMode(t, func(t *testing.T, haMode string) {
+		for _, known := range []struct{ name, k, v string }{
+			{"configured", "mysql_user_hashes", otherUser + ":" + hash},
+			{"read_from_mysql_user", "mysql_hash_reader_user", "root"},
+		} {
+			t.Run(known.name, func(t *testing.T) {
+				p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(), known.k, known.v,
+					"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+				checkSessionsMove(t, ctx, p, second)
+			})
+		}
+	})
 }
+
+// moveDB is a database on both servers of the move tests, other than the
+// one their sessions log in to.
+const moveDB = "obtest_move"
 
 // checkSessionsMove opens sessions through p until three sit on second,
 // stops second with SIGSTOP and checks that a busy and an idle session
@@ -139,7 +153,7 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		return n, err
 	}
 	var onSecond []*sql.Conn
-	for len(onSecond) < 5 {
+	for len(onSecond) < 7 {
 		c := session()
 		if n, err := port(c); err != nil {
 			t.Fatal(err)
@@ -148,6 +162,36 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		}
 	}
 	busy, idle, stateful, inTxn, chained := onSecond[0], onSecond[1], onSecond[2], onSecond[3], onSecond[4]
+	// Prepared statements and USE leave nothing obgate cannot carry: a
+	// session with both moves, its statements prepared again on the new
+	// server, in the database it chose.
+	preparedBusy, preparedIdle := onSecond[5], onSecond[6]
+	var stmts []*sql.Stmt
+	for _, c := range []*sql.Conn{preparedBusy, preparedIdle} {
+		if _, err := c.ExecContext(ctx, "USE "+moveDB); err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.PrepareContext(ctx, "SELECT @@port, DATABASE(), ? + 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		stmts = append(stmts, st)
+	}
+	preparedPort := func(i int) (int, string, error) {
+		var n, sum int
+		var db string
+		err := stmts[i].QueryRowContext(ctx, 41).Scan(&n, &db, &sum)
+		if err == nil && sum != 42 {
+			err = fmt.Errorf("? + 1 gave %d", sum)
+		}
+		return n, db, err
+	}
+	for i := range stmts {
+		if n, db, err := preparedPort(i); err != nil || n != second.Port() || db != moveDB {
+			t.Fatalf("prepared statement before the stop: port %d, database %q, %v", n, db, err)
+		}
+	}
 	if _, err := stateful.ExecContext(ctx, "SET @kept = 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +209,24 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 	}
 	sigstop(t, second.PID())
 	defer syscall.Kill(second.PID(), syscall.SIGCONT)
+	type portAnswer struct {
+		port int
+		db   string
+		err  error
+	}
+	inFlight := make(chan portAnswer, 1)
+	go func() {
+		n, db, err := preparedPort(0) // waits on the stopped server
+		inFlight <- portAnswer{n, db, err}
+	}()
 	if n, err := port(busy); err != nil || n != mdb.Port() {
 		t.Fatalf("read waiting on the stopped server: port %d, %v; want the other server's answer", n, err)
+	}
+	if a := <-inFlight; a.err != nil || a.port != mdb.Port() || a.db != moveDB {
+		t.Fatalf("prepared read on the stopped server: port %d, database %q, %v; want the other server's answer in %s", a.port, a.db, a.err, moveDB)
+	}
+	if n, db, err := preparedPort(1); err != nil || n != mdb.Port() || db != moveDB {
+		t.Fatalf("idle session with a prepared statement: port %d, database %q, %v; want it moved, in %s", n, db, err, moveDB)
 	}
 	if n, err := port(idle); err != nil || n != mdb.Port() {
 		t.Fatalf("idle session after its server was found dead: port %d, %v; want it moved", n, err)

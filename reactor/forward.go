@@ -169,7 +169,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				s.side.terminator(win.buf, dec, win.end) // mysql side: reads only
 			}
 		case mysqlproto.ScanPrepared:
-			s.side.prepared(sc.Packet())
+			s.notePrepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
 			if err := flush(true); err != nil {
 				return written, err

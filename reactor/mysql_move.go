@@ -41,6 +41,8 @@ type moveLogin struct {
 	stage1   []byte                        // SHA1(password); nil when the session cannot move
 	caps     mysqlproto.Capability         // capabilities of the server login
 	stateful bool                          // the session left state on its server
+	useDB    string                        // the database of the USE in progress
+	using    bool                          // a USE is in progress
 	// canMove is movableOutsideTxn() as of the end of the last command, for the
 	// server watch's goroutine; closedOnPurpose says a live server closed
 	// the session's connection (it is not carried elsewhere).
@@ -107,13 +109,45 @@ func userHash(list, user string) ([]byte, bool) {
 }
 
 // noteMoveState marks the session stateful after a statement that leaves
-// state on the server.
-func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts) {
+// state on the server that obgate cannot carry elsewhere. A plain USE
+// does not: the database is replayed at the next login (its name is kept
+// until the server answers, useDB); prepared statements do not either
+// (prepared.go).
+func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool) {
+	s.move.useDB, s.move.using = "", false
 	switch {
+	case cmd == mysqlproto.ComQuery && f.Kind == route.StmtUse && whole && !f.MultiStatement:
+		if name, ok := route.UseTarget(body); ok {
+			s.move.useDB, s.move.using = name, true
+			return
+		}
+		s.move.stateful = true
 	case cmd == mysqlproto.ComQuery && (f.Kind == route.StmtSet || f.Kind == route.StmtUse || f.Pins.Holds() || f.MultiStatement):
 		s.move.stateful = true
-	case cmd == mysqlproto.ComStmtPrepare || cmd == mysqlproto.ComChangeUser:
-		s.move.stateful = true
+	case cmd == mysqlproto.ComChangeUser:
+		s.move.stateful = true // logging in elsewhere needs the new user's password
+	}
+}
+
+// afterMoveState learns from a successful answer what noteMoveState
+// waited for: the database a USE chose, or a COM_RESET_CONNECTION that
+// cleared every state the session had left on its server.
+func (s *Session) afterMoveState(cmd mysqlproto.Command, failed bool) {
+	if failed {
+		return
+	}
+	switch cmd {
+	case mysqlproto.ComQuery:
+		if s.move.using {
+			s.setDB(s.move.useDB)
+		}
+	case mysqlproto.ComResetConnection:
+		s.move.stateful = false
+	}
+	if cmd == mysqlproto.ComResetConnection || cmd == mysqlproto.ComChangeUser {
+		// The server closed every prepared statement.
+		s.stmts.reset()
+		s.backend.stmts = nil
 	}
 }
 

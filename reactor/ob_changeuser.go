@@ -225,7 +225,7 @@ func (s *Session) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id rout
 	be.status = res.ok.Status
 	s.status = res.ok.Status
 	s.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
-	clear(s.prepared)
+	s.stmts.reset()
 	ob.publishedDB = ob.vars.dbVer
 	s.mu.Lock()
 	s.user = cu.User
@@ -244,7 +244,7 @@ func (s *Session) changeUserRefused(be *serverConn) {
 	s.resetOB(nil)
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
-	clear(s.prepared)
+	s.stmts.reset()
 	s.publishOB()
 }
 

@@ -189,7 +189,7 @@ func (s *Session) resetOB(keep *serverConn) {
 		ob.vars.markSynced(&keep.sync)
 		keep.stmts = nil
 	}
-	ob.ps = nil
+	s.stmts.reset()
 	ob.pinned, ob.trxSpecified = false, false
 	ob.heldBegin = nil
 }

@@ -35,34 +35,18 @@ type obSession struct {
 	// back to heldBegin when the statement goes to another server.
 	begunWith []byte
 	// healthGen is the availability generation of the last plan.
-	healthGen uint64
-	pinned    bool // temporary tables, user locks, SET TRANSACTION: stay on last
-	ps        map[uint32]*prepared
-	nextPS    uint32
-	// pendingPrepare is the statement of the COM_STMT_PREPARE in progress.
-	pendingPrepare *prepared
-	trxSpecified   bool                     // the server said SET TRANSACTION ran
-	feedback       func(name, value []byte) // s.onFeedback, bound once
-	publishedDB    uint64                   // vars.dbVer last copied to Session.db
-	stateScratch   []byte                   // client session-state being built
-	okScratch      []byte                   // client OK being built
-	snap           obSnapshot               // what publishOB last published
-	routeBuf       []string                 // candidate list, reused by every routing decision
-	route          obRouting                // the statement being routed, and what its plan used
-	timeZone       *time.Location           // the session's time_zone (updateTimeZone); nil when unknown
-	timeZoneText   string                   // the value timeZone was read from
-}
-
-// prepared is a statement prepared by the client, which obgate prepares
-// again on any server session that has not seen it.
-type prepared struct {
-	sql     []byte // the COM_STMT_PREPARE payload after the command byte
-	params  uint16
-	columns uint16
-	types   []byte      // parameter types from the last execute that sent them
-	home    *serverConn // where long data or an open cursor lives
-	kind    route.StmtKind
-	facts   route.Facts // of sql, which it borrows: executes are routed by it
+	healthGen    uint64
+	pinned       bool                     // temporary tables, user locks, SET TRANSACTION: stay on last
+	trxSpecified bool                     // the server said SET TRANSACTION ran
+	feedback     func(name, value []byte) // s.onFeedback, bound once
+	publishedDB  uint64                   // vars.dbVer last copied to Session.db
+	stateScratch []byte                   // client session-state being built
+	okScratch    []byte                   // client OK being built
+	snap         obSnapshot               // what publishOB last published
+	routeBuf     []string                 // candidate list, reused by every routing decision
+	route        obRouting                // the statement being routed, and what its plan used
+	timeZone     *time.Location           // the session's time_zone (updateTimeZone); nil when unknown
+	timeZoneText string                   // the value timeZone was read from
 }
 
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
@@ -338,11 +322,7 @@ func (s *Session) dropServer(be *serverConn) {
 	if ob.last == be {
 		ob.last = nil
 	}
-	for _, p := range ob.ps {
-		if p.home == be {
-			p.home = nil
-		}
-	}
+	s.stmts.leftHome(be)
 }
 
 // dropBrokenServer drops a server session found broken by a command that
@@ -483,7 +463,7 @@ func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.R
 			be.status = sc.Status()
 			if p[0] == mysqlproto.OKHeader {
 				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
-					s.ob.vars.learn(ok.SessionState, ok.Status, nil)
+					s.side.learnState(ok.SessionState, ok.Status)
 				}
 			}
 			continue

@@ -39,11 +39,7 @@ var errServerGone = errors.New("the server closed the session's connection")
 // retryBudget is how many times one statement may go again: ODP's
 // max(connect_observer_max_retries, 2 × replicas + 1), less the first try.
 func (s *Session) retryBudget() int {
-	replicas := 0
-	if s.ob != nil {
-		replicas = len(s.ob.routeBuf)
-	}
-	return route.RetryBudget(s.cfg.ConnectObserverMaxRetries, replicas)
+	return route.RetryBudget(s.cfg.ConnectObserverMaxRetries, s.side.candidates())
 }
 
 // try describes the statement's failed try o for the resend rules
@@ -54,7 +50,7 @@ func (s *Session) try(o outcome) route.Try {
 		Code:     o.errCode,
 		ReadOnly: s.resendable,
 		Kept:     s.kept != nil && (!s.patchOn || s.retryPS != nil),
-		Bound:    s.txnBefore || s.ob.pinned || s.routeBound,
+		Bound:    s.txnBefore || s.side.bound() || s.routeBound,
 		Stopped:  s.closeReq.Load() != closeNone, // a KILL or a shutdown broke it, not its server
 		Resends:  s.resends,
 		Budget:   s.retryBudget(),

@@ -41,13 +41,10 @@ type Session struct {
 	cfg     *config.Config // snapshot loaded at the start of the current command
 	scanner mysqlproto.ResponseScanner
 
-	// prepared maps statement ids to the kind of the prepared SQL, for the
-	// sqlType metric label of COM_STMT_EXECUTE.
-	prepared    map[uint32]route.StmtKind
-	prepareKind route.StmtKind // kind of the COM_STMT_PREPARE in progress
-	pendingDB   string         // database of the COM_INIT_DB in progress
-	pendingUser string         // login name of the COM_CHANGE_USER in progress
-	replySeq    uint8          // sequence id of the next packet to the client
+	stmts       stmtTable // the client's prepared statements, under obgate's ids
+	pendingDB   string    // database of the COM_INIT_DB in progress
+	pendingUser string    // login name of the COM_CHANGE_USER in progress
+	replySeq    uint8     // sequence id of the next packet to the client
 
 	tm           *tenantMetrics          // statement series of the session's cluster and tenant
 	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2

@@ -34,9 +34,29 @@ type serverSide interface {
 	// returns the buffer (a bigger one when the packet grew) and the
 	// shifted positions.
 	terminator(buf []byte, dec, end int) ([]byte, int, int)
-	// prepared sees a prepare OK pass through and may rewrite its
-	// statement id.
-	prepared(pkt []byte)
+	// routeBy gives the router the statement a prepare or (with its
+	// body) an execute of ps runs.
+	routeBy(ps *prepared, execBody []byte)
+	// serverFor makes the server session that runs the next statement
+	// current, brought up to date, and returns it (acquire's work).
+	serverFor(need routeNeed) (*serverConn, error)
+	// statementServer is serverFor for an execute (or long data, reset,
+	// fetch) of ps: where its long data or cursor is, when that matters.
+	statementServer(ps *prepared) (*serverConn, error)
+	// serverSessions are the session's open server sessions.
+	serverSessions() []*serverConn
+	// dropBroken forgets a server session a command that does not route
+	// found broken (COM_STMT_CLOSE, a KILL of the session's own server).
+	dropBroken(be *serverConn)
+	// learnState learns from the session-state changes of an OK that
+	// answered one of obgate's own commands.
+	learnState(state []byte, status mysqlproto.ServerStatus)
+	// bound reports whether the session is tied to its current server by
+	// state left there, so no statement may go elsewhere.
+	bound() bool
+	// candidates is how many servers the current statement could go to
+	// (for the retry budget).
+	candidates() int
 	// afterResponse updates the mode's facts after a complete response.
 	afterResponse(cmd mysqlproto.Command, failed bool)
 	// refusedWrite is called when the server refused a one-piece request
@@ -47,9 +67,6 @@ type serverSide interface {
 	// before any byte of the answer reached the client; it returns the
 	// error the relay ends with.
 	brokeBeforeAnswer(err error) error
-	// mayResend reports whether the kept request may go to another server
-	// after that (see Session.mayResend).
-	mayResend(o outcome) bool
 	// holdsERR reports whether an ERR with code, the whole answer, is held
 	// back from the client so that the statement can go elsewhere.
 	holdsERR(code uint16) bool
@@ -70,6 +87,9 @@ func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole boo
 			return route.StmtOther, true, err
 		}
 	}
+	if handled, err := m.s.statementCommand(cmd, n, body, start); handled {
+		return route.StmtOther, true, err
+	}
 	return m.s.mysqlCommand(cmd, body, whole), false, nil
 }
 
@@ -88,10 +108,15 @@ func (m mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Tim
 
 // acquire: the session's one server session runs everything; when its
 // connection is gone, a session that may move logs in on another server.
-func (m mysqlSide) acquire(routeNeed) error {
+func (m mysqlSide) acquire(need routeNeed) error {
+	_, err := m.serverFor(need)
+	return err
+}
+
+func (m mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 	s := m.s
 	if !s.backend.serverLost() {
-		return nil
+		return s.backend, nil
 	}
 	if s.backend.peerGone.Load() && s.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
 		// The server closed the connection and still greets: it closed
@@ -99,14 +124,48 @@ func (m mysqlSide) acquire(routeNeed) error {
 		s.move.closedOnPurpose.Store(true)
 	}
 	if s.inTrans.Load() && s.movableOutsideTxn() {
-		return errTxnServerLost // the transaction is lost; the session moves after it
+		return nil, errTxnServerLost // the transaction is lost; the session moves after it
 	}
 	if !s.movable() {
-		return errServerGone
+		return nil, errServerGone
 	}
-	_, err := s.moveServer()
-	return err
+	return s.moveServer()
 }
+
+// statementServer: the one server session, unless the statement's long
+// data or cursor was on a server the session has left.
+func (m mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
+	be, err := m.serverFor(needAny)
+	if err == nil && ps.home != nil && ps.home != be {
+		ps.home = nil
+		return nil, errStatementHomeLost
+	}
+	return be, err
+}
+
+func (m mysqlSide) routeBy(*prepared, []byte) {}
+
+func (m mysqlSide) serverSessions() []*serverConn {
+	if m.s.backend == nil || m.s.backend.serverLost() {
+		return nil
+	}
+	return []*serverConn{m.s.backend}
+}
+
+// dropBroken: the connection closes; the next statement moves the session
+// (or finds its transaction lost).
+func (m mysqlSide) dropBroken(be *serverConn) {
+	if m.s.inTrans.Load() {
+		m.s.markTxnBroken()
+	}
+	be.close()
+}
+
+func (m mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.s.learnSessionState(state) }
+
+func (m mysqlSide) bound() bool { return !m.s.movable() }
+
+func (m mysqlSide) candidates() int { return len(serverAddrs(m.s.cfg)) }
 
 func (m mysqlSide) answerTimeout() time.Duration { return 0 }
 
@@ -115,9 +174,9 @@ func (m mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
 	return buf, dec, end
 }
 
-func (m mysqlSide) prepared([]byte) {}
-
-func (m mysqlSide) afterResponse(mysqlproto.Command, bool) {}
+func (m mysqlSide) afterResponse(cmd mysqlproto.Command, failed bool) {
+	m.s.afterMoveState(cmd, failed)
+}
 
 func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 
@@ -148,18 +207,6 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
 }
 
-// mayResend: a read-only statement of a session that may move goes to
-// the server it moves to.
-func (m mysqlSide) mayResend(o outcome) bool {
-	s := m.s
-	if !s.movable() || s.kept == nil || !s.resendable || s.resends >= 2*len(serverAddrs(s.cfg)) {
-		return false
-	}
-	// brokeBeforeAnswer has asked the server whether it still greets (then
-	// movable is false now).
-	return o.fail == route.FailTransport || o.fail == route.FailProtocol
-}
-
 func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
 
 func (m mysqlSide) replacement() (*serverConn, error) { return m.s.moveServer() }
@@ -177,6 +224,9 @@ func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, 
 		if handled, err := o.s.brokenTxnCommand(cmd, n, start); handled {
 			return route.StmtOther, true, err
 		}
+	}
+	if handled, err := o.s.statementCommand(cmd, n, body, start); handled {
+		return route.StmtOther, true, err
 	}
 	handled, err := o.s.obCommand(cmd, n, body, whole, start)
 	return route.StmtOther, handled, err
@@ -197,13 +247,51 @@ func (o obSide) acquire(need routeNeed) error {
 	return err
 }
 
+func (o obSide) serverFor(need routeNeed) (*serverConn, error) { return o.s.routeStatement(need) }
+
+// statementServer: outside a transaction, where the statement's long
+// data or cursor is, else where the router says.
+func (o obSide) statementServer(ps *prepared) (*serverConn, error) {
+	s := o.s
+	if !s.serverInTrans() && !s.ob.pinned {
+		if ps.home != nil && ps.home.alive() {
+			if err := s.syncServer(ps.home); err == nil {
+				s.useServer(ps.home)
+				return ps.home, nil
+			}
+			s.dropServer(ps.home)
+		}
+	}
+	return s.routeStatement(needAny)
+}
+
+func (o obSide) routeBy(ps *prepared, execBody []byte) {
+	r := &o.s.ob.route
+	if execBody == nil {
+		r.routeBy(ps.sql, &ps.facts, nil)
+		return
+	}
+	r.exec.Reset(execBody, int(ps.params), ps.types)
+	r.routeBy(ps.sql, &ps.facts, &r.exec)
+}
+
+func (o obSide) serverSessions() []*serverConn { return o.s.ob.servers }
+
+func (o obSide) dropBroken(be *serverConn) { o.s.dropBrokenServer(be) }
+
+func (o obSide) learnState(state []byte, status mysqlproto.ServerStatus) {
+	o.s.ob.vars.learn(state, status, nil)
+}
+
+func (o obSide) bound() bool { return o.s.ob.pinned }
+
+func (o obSide) candidates() int { return len(o.s.ob.routeBuf) }
+
 func (o obSide) answerTimeout() time.Duration { return o.s.queryTimeout() }
 
 func (o obSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
 	return o.s.obTerminator(buf, dec, end)
 }
-
-func (o obSide) prepared(pkt []byte) { o.s.obPrepared(pkt) }
 
 func (o obSide) afterResponse(cmd mysqlproto.Command, failed bool) { o.s.obAfterResponse(cmd, failed) }
 
@@ -226,8 +314,6 @@ func (o obSide) brokeBeforeAnswer(err error) error {
 	}
 	return s.serverSessionFailed(err)
 }
-
-func (o obSide) mayResend(out outcome) bool { return o.s.mayResend(out) }
 
 func (o obSide) holdsERR(code uint16) bool { return o.s.holdsERR(code) }
 

@@ -1,5 +1,7 @@
 package route
 
+import "bytes"
+
 // readTarget reads ODP's routing comment from the body of a /* ... */
 // comment: TARGET_DB_SERVER = 'addresses' (the name in any case, blanks
 // around '=' allowed, the value in single or double quotes or unquoted up
@@ -46,4 +48,34 @@ func readTarget(c []byte) []byte {
 		return c[p:e:e]
 	}
 	return nil
+}
+
+// UseTarget returns the database a USE statement names, or false when sql
+// is not one plain USE: the name may be backquoted (a doubled backquote
+// stands for one) and followed by a semicolon and blanks or comments.
+func UseTarget(sql []byte) (string, bool) {
+	l := lexer{s: sql}
+	var t token
+	l.next(&t)
+	if t.kind != tWord || !EqualFold(sql[t.start:t.end], "USE") {
+		return "", false
+	}
+	l.next(&t)
+	var name string
+	switch t.kind {
+	case tWord, tNumber:
+		name = string(sql[t.start:t.end])
+	case tQuoted:
+		name = string(bytes.ReplaceAll(sql[t.start:t.end], []byte("``"), []byte("`")))
+	default:
+		return "", false
+	}
+	l.next(&t)
+	if t.is(';') {
+		l.next(&t)
+	}
+	if t.kind != tEOF || l.unclosed || name == "" {
+		return "", false
+	}
+	return name, true
 }

@@ -296,6 +296,13 @@ var factsCases = []factsCase{
 	{"kill 007", factsSummary{kind: StmtKill, kill: KillInfo{ID: 7, OK: true}}},
 	{"kill /* c */ 17 -- x", factsSummary{kind: StmtKill, kill: KillInfo{ID: 17, OK: true}}},
 	{"kill 4294967296", factsSummary{kind: StmtKill}},
+	// MariaDB Connector/J 2.x sends an id above 2^31 as a signed int.
+	{"KILL QUERY -1769996222", factsSummary{kind: StmtKill, second: "QUERY", kill: KillInfo{ID: 2524971074, Query: true, OK: true}}},
+	{"kill -2147483648", factsSummary{kind: StmtKill, kill: KillInfo{ID: 2147483648, OK: true}}},
+	{"kill - 1", factsSummary{kind: StmtKill, kill: KillInfo{ID: 4294967295, OK: true}}},
+	{"kill -2147483649", factsSummary{kind: StmtKill}},
+	{"kill -0", factsSummary{kind: StmtKill}},
+	{"kill --1", factsSummary{kind: StmtKill}},
 	{"kill proxysession 3", factsSummary{kind: StmtKill, second: "PROXYSESSION"}},
 	{"KILL 17; select 1", factsSummary{kind: StmtKill, multi: true}},
 	{"kill 17abc", factsSummary{kind: StmtKill}},
@@ -427,6 +434,27 @@ func TestLookupKW(t *testing.T) {
 	for name := range secondKeywords {
 		if got, ok := secondsByWord.get([]byte(name)); !ok || got != name {
 			t.Errorf("secondsByWord(%q) = %q %v", name, got, ok)
+		}
+	}
+}
+
+func TestUseTarget(t *testing.T) {
+	for sql, want := range map[string]string{
+		"USE db":                   "db",
+		"use   `my db`;":           "my db",
+		"USE `a``b`":               "a`b",
+		"/* c */ USE db /* x */ ;": "db",
+		"USE db1\n":                "db1",
+		"USE 123":                  "123",
+		"USE":                      "",
+		"USE db; SELECT 1":         "",
+		"USE `db":                  "",
+		"SELECT 1":                 "",
+		"USED db":                  "",
+	} {
+		got, ok := UseTarget([]byte(sql))
+		if got != want || ok != (want != "") {
+			t.Errorf("UseTarget(%q) = %q, %v; want %q", sql, got, ok, want)
 		}
 	}
 }

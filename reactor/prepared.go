@@ -1,0 +1,326 @@
+package reactor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"obgate/health"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// Prepared statements, in both routing modes. The client sees obgate's
+// own statement ids; each server session maps them to its own
+// (serverConn.stmts). A statement runs on any server session: where it is
+// not prepared yet, obgate prepares it there first (from the text it
+// kept), and an execute that did not carry its parameter types gets the
+// types of an earlier one. So a session with prepared statements is not
+// bound to one server: it moves (mysql mode) or runs elsewhere (OceanBase
+// mode) as one without them would, unless a statement keeps long data or
+// an open cursor on its server (prepared.home).
+
+// prepared is a statement prepared by the client.
+type prepared struct {
+	sql     []byte // the COM_STMT_PREPARE payload after the command byte
+	params  uint16
+	columns uint16
+	types   []byte      // parameter types from the last execute that sent them
+	home    *serverConn // where long data or an open cursor lives
+	kind    route.StmtKind
+	facts   route.Facts // of sql, which it borrows: executes are routed by it
+}
+
+// stmtTable is the client's prepared statements under obgate's ids. Only
+// the goroutine running the session's command uses it.
+type stmtTable struct {
+	byID    map[uint32]*prepared
+	last    uint32    // the id given last
+	pending *prepared // the COM_STMT_PREPARE in progress
+}
+
+// add records p under a new id and returns the id (never 0).
+func (t *stmtTable) add(p *prepared) uint32 {
+	t.last++
+	if t.last == 0 {
+		t.last = 1
+	}
+	if t.byID == nil {
+		t.byID = make(map[uint32]*prepared)
+	}
+	t.byID[t.last] = p
+	return t.last
+}
+
+// reset forgets every statement: the client's reset or change of user
+// closed them on the server.
+func (t *stmtTable) reset() { clear(t.byID) }
+
+// leftHome forgets be as the home of any statement: be is gone.
+func (t *stmtTable) leftHome(be *serverConn) {
+	for _, p := range t.byID {
+		if p.home == be {
+			p.home = nil
+		}
+	}
+}
+
+// kindOf is the statement kind of id, for the sqlType metric label.
+func (t *stmtTable) kindOf(id uint32) route.StmtKind {
+	if p := t.byID[id]; p != nil {
+		return p.kind
+	}
+	return route.StmtOther
+}
+
+// errStatementHomeLost: the server that held a statement's long data or
+// open cursor is gone.
+var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
+	"The server that held this statement's long data or open cursor is gone; send the data or execute it again")
+
+// statementCommand runs the prepared-statement commands and reports
+// whether cmd was one.
+func (s *Session) statementCommand(cmd mysqlproto.Command, n int, body []byte, start time.Time) (bool, error) {
+	switch cmd {
+	case mysqlproto.ComStmtPrepare:
+		return true, s.prepareStatement(n, start)
+	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:
+		return true, s.runStatement(cmd, n, body, start)
+	case mysqlproto.ComStmtClose:
+		return true, s.closeStatement(n, body)
+	}
+	return false, nil
+}
+
+// prepareStatement prepares a statement on a server session and gives the
+// client obgate's own statement id, under which the statement may later
+// run on other server sessions too.
+func (s *Session) prepareStatement(n int, start time.Time) error {
+	pkt, err := s.readPacket(n)
+	if err != nil {
+		return err
+	}
+	sql := pkt[mysqlproto.HeaderLen+1:]
+	p := &prepared{sql: append([]byte(nil), sql...)}
+	p.facts = route.Lex(p.sql)
+	p.kind = p.facts.Kind
+	kind := p.kind
+	s.side.routeBy(p, nil)
+	be, err := s.side.serverFor(needAny)
+	if err != nil {
+		return s.writeErrorFor(err)
+	}
+	s.stmts.pending = p
+	defer func() { s.stmts.pending = nil }()
+	s.resendable = true // preparing changes nothing on the server
+	if err := s.sendRequest(be, pkt); err != nil {
+		return s.answerFailure(err, kind, start)
+	}
+	// The request is obgate's own copy: keep it, to send it again should
+	// the server fail before it answers.
+	s.kept, s.keptOwned = pkt, true
+	_, err = s.answer(mysqlproto.ComStmtPrepare, kind, start, true)
+	return err
+}
+
+// notePrepared runs when a prepare OK passes through: it records the
+// statement under a new client id and writes that id into the packet.
+func (s *Session) notePrepared(pkt []byte) {
+	p := s.stmts.pending
+	if p == nil || len(pkt) < 9 {
+		return
+	}
+	serverID := binary.LittleEndian.Uint32(pkt[1:])
+	p.columns = binary.LittleEndian.Uint16(pkt[5:])
+	p.params = binary.LittleEndian.Uint16(pkt[7:])
+	id := s.stmts.add(p)
+	s.backend.stmtSet(id, serverID)
+	binary.LittleEndian.PutUint32(pkt[1:], id)
+}
+
+// runStatement runs COM_STMT_EXECUTE, _SEND_LONG_DATA, _RESET or _FETCH:
+// on the server session that holds the statement's long data or cursor,
+// else (outside a transaction) where it is prepared, else anywhere after
+// preparing it again; the statement id is rewritten to the server's.
+func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) error {
+	if len(body) < 4 {
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Malformed %s", cmd))
+	}
+	id := binary.LittleEndian.Uint32(body)
+	ps, ok := s.stmts.byID[id]
+	if !ok {
+		if err := s.skipPacket(n); err != nil {
+			return err
+		}
+		if cmd == mysqlproto.ComStmtSendLongData {
+			return nil // no answer, as a server would give none
+		}
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
+			"Unknown prepared statement handler (%d) given to %s", id, cmd))
+	}
+	if cmd == mysqlproto.ComStmtExecute {
+		s.side.routeBy(ps, body)
+		// An execute of a statement that only reads is a read: it may go
+		// again after its server broke, as the text would.
+		s.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
+	}
+	be, sid, bound, err := s.preparedServer(ps, id)
+	if err != nil {
+		return s.refuse(n, err)
+	}
+	s.patchID, s.patchOn = sid, true
+	defer func() { s.patchOn, s.retryPS = false, nil }()
+	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
+		s.retryPS, s.retryPSID = ps, id
+	}
+	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
+		nb := (int(ps.params) + 7) / 8
+		boundAt := 9 + nb // in body: id(4) flags(1) iterations(4) null bitmap
+		if len(body) > boundAt {
+			switch {
+			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.params):
+				ps.types = append(ps.types[:0], body[boundAt+1:boundAt+1+2*int(ps.params)]...)
+				be.stmtBound(id)
+				// It carries its parameter types: any server session
+				// where the statement is prepared can run it.
+				s.retryPS, s.retryPSID = ps, id
+			case body[boundAt] == 0 && !bound && ps.types != nil:
+				// This server session never saw the parameter types.
+				return s.executeWithTypes(n, ps, be, boundAt, start)
+			}
+		}
+	}
+	err = s.forward(cmd, n, ps.kind, start)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case mysqlproto.ComStmtSendLongData:
+		ps.home = be
+	case mysqlproto.ComStmtExecute:
+		ps.home = nil
+		if s.status.Has(mysqlproto.StatusCursorExists) {
+			ps.home = s.backend // where it ran, after any retry
+		}
+	case mysqlproto.ComStmtReset:
+		ps.home = nil
+	}
+	return nil
+}
+
+// preparedServer picks the server session for a prepared statement and
+// prepares it there when it is not yet: a server that refuses the prepare
+// with an error another server would not give (8001, 8002, ...) is
+// dropped and the next one tried, within the retry budget, unless the
+// session is bound to it.
+func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
+	for {
+		be, err := s.side.statementServer(ps)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		sid, bound, ok := be.stmtGet(id)
+		if ok {
+			return be, sid, bound, nil
+		}
+		sid, err = s.prepareOn(be, ps)
+		if err == nil {
+			be.stmtSet(id, sid)
+			return be, sid, false, nil
+		}
+		var se *mysqlproto.SQLError
+		if !errors.As(err, &se) || !route.ResendableERR(se.Code) {
+			return nil, 0, false, err
+		}
+		try := s.try(outcome{fail: route.FailHeldERR, errCode: se.Code})
+		try.Kept = true // the prepare is obgate's own, and the client's request not sent yet
+		if !route.MayResend(try) {
+			return nil, 0, false, err
+		}
+		if health.AliveFailureERR(se.Code) {
+			be.health.AliveFailed(health.ERRReason(se.Code))
+		}
+		s.resends++
+		s.tried = append(s.tried, be.addr)
+		s.side.drop(be)
+		s.srv.metrics.retried(se.Code)
+	}
+}
+
+// prepareOn prepares ps on be, where the client never prepared it, and
+// returns be's statement id.
+func (s *Session) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
+	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
+	sid, params, columns, err := s.internalPrepare(be, payload)
+	if err != nil {
+		return 0, err
+	}
+	if params != ps.params || columns != ps.columns {
+		return 0, fmt.Errorf("statement prepared again on %s has %d parameters and %d columns, not %d and %d",
+			be.addr, params, columns, ps.params, ps.columns)
+	}
+	return sid, nil
+}
+
+// executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
+// types to a server session that never saw them, with the types of the
+// client's earlier execute put in.
+func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt int, start time.Time) error {
+	pkt, err := s.readPacket(n)
+	if err != nil {
+		return err
+	}
+	body := pkt[mysqlproto.HeaderLen+1:]
+	payload := make([]byte, 0, len(body)+1+len(ps.types))
+	payload = append(payload, byte(mysqlproto.ComStmtExecute))
+	payload = binary.LittleEndian.AppendUint32(payload, s.patchID)
+	payload = append(payload, body[4:boundAt]...)
+	payload = append(payload, 1)
+	payload = append(payload, ps.types...)
+	payload = append(payload, body[boundAt+1:]...)
+	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
+	s.patchOn = false
+	if err := s.sendRequest(be, out); err != nil {
+		return s.answerFailure(err, ps.kind, start)
+	}
+	be.stmtBound(binary.LittleEndian.Uint32(body))
+	if ok, err := s.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
+		return err
+	}
+	ps.home = nil
+	if s.status.Has(mysqlproto.StatusCursorExists) {
+		ps.home = be
+	}
+	return nil
+}
+
+// closeStatement closes the statement on every server session that
+// prepared it. COM_STMT_CLOSE has no answer.
+func (s *Session) closeStatement(n int, body []byte) error {
+	var id uint32
+	if len(body) >= 4 {
+		id = binary.LittleEndian.Uint32(body)
+	}
+	if err := s.skipPacket(n); err != nil {
+		return err
+	}
+	if _, ok := s.stmts.byID[id]; !ok {
+		return nil
+	}
+	delete(s.stmts.byID, id)
+	for _, be := range s.side.serverSessions() {
+		if sid, _, ok := be.stmtGet(id); ok {
+			be.stmtDelete(id)
+			payload := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, sid)
+			pkt, _ := mysqlproto.AppendPacket(nil, 0, payload)
+			if err := be.writeRequest(pkt, true, true); err != nil {
+				s.side.dropBroken(be)
+			}
+		}
+	}
+	return nil
+}
