@@ -128,7 +128,7 @@ func TestRequiredItems(t *testing.T) {
 		"server_detect_mode":                  {"1", false},
 		"server_detect_fail_threshold":        {"3", false},
 		"server_detect_refresh_interval":      {"1s", false},
-		"detect_server_timeout":               {"5s", false},
+		"detect_server_timeout":               {"1s", false}, // ODP: 5s
 		"tunnel_request_size_threshold":       {"8KB", false},
 		"request_buffer_length":               {"4KB", false},
 		"hot_upgrade_exit_timeout":            {"30s", false},

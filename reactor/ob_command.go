@@ -30,13 +30,14 @@ func (s *Session) obCommand(cmd mysqlproto.Command, n int, body []byte, whole bo
 
 // routeStatement picks and prepares the server session for a statement and
 // makes it current. A server session whose sync step fails is dropped and
-// another one tried, once.
+// another one tried, its server put last (nothing of the statement was
+// sent yet), up to three times.
 func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
 	// Each connection attempt has its own short_async_task_timeout (see
 	// openServer), so one hung server does not use up the others' time.
 	ctx := context.Background()
 	var lastErr error
-	for range 2 {
+	for range 3 {
 		be, err := s.pickServer(ctx, need)
 		if err != nil {
 			return nil, err
@@ -44,6 +45,7 @@ func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
 		if err := s.syncServer(be); err != nil {
 			inTrans, pinned := s.serverInTrans(), s.ob.pinned && be == s.ob.last
 			lastErr = err
+			s.tried = append(s.tried, be.addr)
 			s.dropServer(be)
 			switch {
 			case inTrans:
@@ -123,6 +125,7 @@ func (s *Session) writeErrorFor(err error) error {
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))
 	}
+	s.srv.log.Debug("statement failed before it reached a server", "session", s.id, "err", err)
 	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"obgate/health"
@@ -213,10 +214,12 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 }
 
 // preparedServer picks the server session for a prepared statement and
-// prepares it there when it is not yet: a server that refuses the prepare
-// with an error another server would not give (8001, 8002, ...) is
-// dropped and the next one tried, within the retry budget, unless the
-// session is bound to it.
+// prepares it there when it is not yet. A server that refuses the prepare
+// with an error another server would not give (8001, 8002, ...), or whose
+// connection breaks under it, is dropped and the next one tried, within
+// the retry budget, unless the session is bound to it: the client's
+// request was not sent yet, so trying elsewhere is safe for any
+// statement.
 func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
 	for {
 		be, err := s.side.statementServer(ps)
@@ -233,21 +236,29 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 			return be, sid, false, nil
 		}
 		var se *mysqlproto.SQLError
-		if !errors.As(err, &se) || !route.ResendableERR(se.Code) {
+		isERR := errors.As(err, &se)
+		if isERR && !route.ResendableERR(se.Code) {
 			return nil, 0, false, err
 		}
-		try := s.try(outcome{fail: route.FailHeldERR, errCode: se.Code})
-		try.Kept = true // the prepare is obgate's own, and the client's request not sent yet
+		// Held like an ERR that says nothing ran: the prepare is obgate's
+		// own, and the client's request is not sent yet.
+		try := s.try(outcome{fail: route.FailHeldERR})
+		try.Kept = true
 		if !route.MayResend(try) {
+			if !isERR && s.inTrans.Load() {
+				return nil, 0, false, errTxnServerLost
+			}
 			return nil, 0, false, err
-		}
-		if health.AliveFailureERR(se.Code) {
-			be.health.AliveFailed(health.ERRReason(se.Code))
 		}
 		s.resends++
 		s.tried = append(s.tried, be.addr)
 		s.side.drop(be)
-		s.srv.metrics.retried(se.Code)
+		if isERR {
+			if health.AliveFailureERR(se.Code) {
+				be.health.AliveFailed(health.ERRReason(se.Code))
+			}
+			s.srv.metrics.retried(se.Code)
+		}
 	}
 }
 
@@ -312,7 +323,8 @@ func (s *Session) closeStatement(n int, body []byte) error {
 		return nil
 	}
 	delete(s.stmts.byID, id)
-	for _, be := range s.side.serverSessions() {
+	// A copy: dropBroken takes a server session out of the list.
+	for _, be := range slices.Clone(s.side.serverSessions()) {
 		if sid, _, ok := be.stmtGet(id); ok {
 			be.stmtDelete(id)
 			payload := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, sid)

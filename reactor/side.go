@@ -207,7 +207,8 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
 }
 
-func (m mysqlSide) drop(*serverConn) {} // moveServer closes it
+// drop closes the server connection: the next statement moves the session.
+func (m mysqlSide) drop(be *serverConn) { be.close() }
 
 func (m mysqlSide) replacement() (*serverConn, error) { return m.s.moveServer() }
 

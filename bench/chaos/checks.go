@@ -220,3 +220,30 @@ func (r *run) checkReached() {
 	r.check(fmt.Sprintf("the load reached %s before the fault", r.res.Server), n > 0,
 		"%d requests in the %.1f s before it", n, w.FaultAt)
 }
+
+// checkNoConnectFailures: every connection the clients opened succeeded.
+func (r *run) checkNoConnectFailures() {
+	l := r.res.Load
+	r.check("no connect fails", l.ConnectFailures == 0, "%d of %d connects failed", l.ConnectFailures, l.Connects)
+}
+
+// writeFailuresAllowed are the errors a write may fail with when its
+// server breaks under it: its outcome is unknown (ERR 4012, SQLSTATE
+// 25000), or its transaction was rolled back with the server (ERR 6002).
+var writeFailuresAllowed = map[string]bool{"4012": true, "6002": true}
+
+// checkWritesFailOnlyAsUnknownOrBroken: a write statement fails only with
+// an error that says its outcome is unknown or its transaction is gone;
+// never with a timeout, a broken connection or another error.
+func (r *run) checkWritesFailOnlyAsUnknownOrBroken() {
+	l := r.res.Load
+	var other int64
+	for class, n := range l.Writes.Errors {
+		if !writeFailuresAllowed[class] {
+			other += n
+		}
+	}
+	r.check("writes fail only as unknown outcome (4012) or broken transaction (6002)", other == 0,
+		"%d of %d write statements failed (%s); %d otherwise", l.Writes.Failed, l.Writes.OK+l.Writes.Failed,
+		formatErrors(l.Writes.Errors), other)
+}

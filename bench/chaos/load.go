@@ -41,6 +41,11 @@ type LoadConfig struct {
 	// Tag starts every ledger op name, so that ops of different runs
 	// never collide.
 	Tag string
+	// Prepared sends every statement with parameters as applications
+	// using go-sql-driver do by default: prepared on the server, executed,
+	// closed (COM_STMT_PREPARE, _EXECUTE, _CLOSE). Otherwise the driver
+	// puts the parameters into the text, one COM_QUERY each.
+	Prepared bool
 }
 
 // Statement kinds, the two halves of every count.
@@ -257,7 +262,7 @@ func (l *Load) newWorker(id int) (*worker, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.DBName = l.cfg.User, "tcp", l.cfg.Addr, schemaName
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = ConnectTimeout, ReadTimeout, WriteTimeout
-	cfg.InterpolateParams = true
+	cfg.InterpolateParams = !l.cfg.Prepared
 	cfg.Logger = &mysql.NopLogger{} // every failure is counted; the driver's log would repeat them
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer

@@ -38,9 +38,13 @@ func (s *Suite) runMaria(ctx context.Context, sc *Scenario, target string) *Resu
 	var p *Proxy
 	switch target {
 	case "obgate":
-		// Probes as often as HAProxy's check (inter 1s fall 3): every
-		// server, a handshake within 1 s, three strikes.
-		opts := append([]string{"server_routing_mode=mysql", "server_detect_mode=2", "detect_server_timeout=1s"}, s.set.ExtraOpts...)
+		// By default, probes as often as HAProxy's check (inter 1s fall
+		// 3): every server, a handshake within 1 s, three strikes.
+		scOpts := sc.Opts
+		if scOpts == nil {
+			scOpts = []string{"server_detect_mode=2", "detect_server_timeout=1s"}
+		}
+		opts := append(append([]string{"server_routing_mode=mysql"}, scOpts...), s.set.ExtraOpts...)
 		r.res.Options = opts
 		p, err = StartObgate(ctx, s.set.Obgate, r.dir, []string{"-r", strings.Join(pair.Addrs(), ";")}, opts, "root")
 	default:

@@ -276,7 +276,7 @@ func (r *run) execute(ctx context.Context, user string) {
 		Addr: r.proxy.Addr(), User: user,
 		Readers: r.set.Workers - writers, Writers: writers,
 		TableSize: r.set.TableSize, Rate: r.set.Rate,
-		Tag: r.sc.Name + "-" + r.proxy.Kind,
+		Tag: r.sc.Name + "-" + r.proxy.Kind, Prepared: r.sc.Prepared,
 	}, r.origin, r.ledger)
 	if err != nil {
 		r.stopWatchers()
@@ -575,11 +575,12 @@ func readConfig(ctx context.Context, p *Proxy) map[string]string {
 	return out
 }
 
-// ODP's defaults of the settings above, used when obgate does not say.
+// obgate's defaults of the settings above (ODP's, but detect_server_timeout),
+// used when obgate does not say.
 var configDefaults = map[string]string{
 	"server_state_refresh_interval": "20s", "min_keep_congestion_interval": "20s",
 	"congestion_retry_interval": "20s", "congestion_failure_threshold": "5", "congestion_fail_window": "120s",
-	"server_detect_mode": "1", "detect_server_timeout": "5s", "server_detect_refresh_interval": "1s",
+	"server_detect_mode": "1", "detect_server_timeout": "1s", "server_detect_refresh_interval": "1s",
 }
 
 // setting returns an obgate setting: as obgate reported it, else as the

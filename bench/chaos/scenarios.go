@@ -21,8 +21,13 @@ type Scenario struct {
 	// Node is the obsim node broken (scenarios that pick it at run time
 	// overwrite it).
 	Node string
-	// Opts are obgate's -o options for the scenario.
+	// Opts are obgate's -o options for the scenario (for a MySQL one,
+	// after server_routing_mode=mysql; nil there gives detection as
+	// frequent as HAProxy's check).
 	Opts []string
+	// Prepared runs the load with server-side prepared statements
+	// (LoadConfig.Prepared).
+	Prepared bool
 	// Blind says what obsim's statement log cannot see of the fault.
 	Blind Blindness
 	// play runs the timeline while the load runs.
@@ -161,7 +166,53 @@ func Scenarios() []*Scenario {
 		errorScenario(8002),
 		txnBreakScenario(),
 		mariaScenario(),
+		preparedScenario(),
+		preparedMariaScenario(),
 	}
+}
+
+// secondFaultNode is the node preparedScenario stops after it hung
+// faultNode.
+const secondFaultNode = "zone3-1"
+
+// preparedScenario is the most common client pattern under faults, with
+// obgate's default parameters: go-sql-driver with parameterized queries,
+// which it prepares on the server, executes and closes; 5 s read timeouts.
+// One node hangs for 20 s, then another stops for 15 s. No read and no
+// connect may fail; a write may fail only as one of unknown outcome or of
+// a broken transaction.
+func preparedScenario() *Scenario {
+	return &Scenario{Name: "prepared", Title: "prepared statements, default parameters: hang a node 20 s, then stop another 15 s",
+		Node: faultNode, Prepared: true, Blind: BlindBacklog,
+		play: func(ctx context.Context, r *run) error {
+			if err := r.window(ctx, r.warm(), "hang "+faultNode, func() error { return r.sim.Ctl.NodeAction(faultNode, "hang") },
+				r.set.phase(20*time.Second, 8*time.Second), "unhang "+faultNode,
+				func() error { return r.sim.Ctl.NodeAction(faultNode, "unhang") }, 0); err != nil {
+				return err
+			}
+			return r.window(ctx, r.set.phase(5*time.Second, 3*time.Second), "stop "+secondFaultNode,
+				func() error { return r.sim.Ctl.NodeAction(secondFaultNode, "stop") },
+				r.set.phase(15*time.Second, 6*time.Second), "start "+secondFaultNode,
+				func() error { return r.sim.Ctl.NodeAction(secondFaultNode, "start") }, r.afterRepair())
+		},
+		judge: judgePrepared}
+}
+
+// preparedMariaScenario is preparedScenario against two MariaDB servers in
+// mysql routing mode (obgate with its default detection), and HAProxy:
+// SIGSTOP one for 15 s, SIGCONT, then SIGKILL it.
+func preparedMariaScenario() *Scenario {
+	return &Scenario{Name: "prepared-mariadb", MySQL: true, Prepared: true, Opts: []string{},
+		Title: "prepared statements, default parameters: two MariaDB servers, SIGSTOP one, SIGCONT it, then SIGKILL it",
+		play:  playMaria, afterLoad: reviveKilled, judge: judgePrepared}
+}
+
+func judgePrepared(r *run) {
+	r.checkNoReadErrors()
+	r.checkNoConnectFailures()
+	r.checkWritesFailOnlyAsUnknownOrBroken()
+	r.checkLedger()
+	r.checkLeak()
 }
 
 // Lookup returns the named scenarios, or an error naming the unknown one.
