@@ -22,7 +22,7 @@ func TestDefaultDetectionHasNoFalsePositive(t *testing.T) {
 	testkit.CheckLeaks(t)
 	p := startProxy(t, "netpoll")
 	db := openDB(t, driverConfig(p, "root", "", testDB))
-	direct, err := sql.Open("mysql", mdb.DSN("root", "", ""))
+	direct, err := sql.Open("mysql", maria(t).DSN("root", "", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDefaultDetectionHasNoFalsePositive(t *testing.T) {
 		}
 		burners.Wait()
 	}()
-	if err := waitRunning(ctx, burnMark); err != nil {
+	if err := waitRunning(ctx, maria(t).DSN("root", "", ""), burnMark); err != nil {
 		t.Fatal(err)
 	}
 
@@ -85,7 +85,7 @@ func TestDefaultDetectionHasNoFalsePositive(t *testing.T) {
 			}
 			done = true
 		case <-time.After(50 * time.Millisecond):
-			if v, ok := viewOf(p, mdb.Addr()); ok && (v.DetectCongested || v.Congested) {
+			if v, ok := viewOf(p, maria(t).Addr()); ok && (v.DetectCongested || v.Congested) {
 				listed = append(listed, fmt.Sprintf("%+v", v))
 			}
 		}

@@ -33,6 +33,7 @@ func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn, kill func(connec
 	}
 	defer killer.Close()
 	mk := newMarker("killme")
+	dsn := maria(t).DSN("root", "", "")
 	if kill == nil {
 		kill = killByConnectionID
 	}
@@ -41,7 +42,7 @@ func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn, kill func(connec
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 		defer cancel()
-		if err := waitRunning(ctx, mk); err != nil {
+		if err := waitRunning(ctx, dsn, mk); err != nil {
 			killed <- err
 			return
 		}
@@ -61,10 +62,10 @@ func cancelWithKill(t *testing.T, db *sql.DB, victim *sql.Conn, kill func(connec
 
 func killByConnectionID(id uint32) string { return fmt.Sprintf("KILL QUERY %d", id) }
 
-// waitRunning waits until MariaDB lists a statement whose text contains
-// marker.
-func waitRunning(ctx context.Context, marker string) error {
-	admin, err := sql.Open("mysql", mdb.DSN("root", "", ""))
+// waitRunning waits until the MariaDB at dsn lists a statement whose text
+// contains marker.
+func waitRunning(ctx context.Context, dsn, marker string) error {
+	admin, err := sql.Open("mysql", dsn)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,9 +25,6 @@ import (
 // in front of one MariaDB that TestMain starts for the whole package.
 // Every test starts its own obgate (or one per group of subtests) and
 // checks on the way out that stopping it left no goroutine behind.
-
-// mdb is the package's MariaDB.
-var mdb *mariadbd.Server
 
 // testDB is the database the tests create their tables in.
 const testDB = "obtest"
@@ -50,35 +48,53 @@ var ioModes = []string{"netpoll", "net"}
 const hangLimit = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	s, err := mariadbd.Start(ctx, mariadbd.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "reactor e2e: start MariaDB: %v\n", err)
-		return 1
-	}
-	mdb = s
-	defer func() {
-		if err := s.Stop(); err != nil {
+	code := m.Run()
+	if srv := mariaSrv; srv != nil {
+		if err := srv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "reactor e2e: stop MariaDB: %v\n", err)
 		}
-	}()
-	err = s.Exec(ctx,
-		"CREATE DATABASE "+testDB,
-		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
-		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser),
-		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_STATEMENT_TIME %d", fuzzUser, fuzzPass, fuzzStatementTime),
-		fmt.Sprintf("GRANT SELECT ON %s.* TO '%s'@'%%'", testDB, fuzzUser),
-	)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "reactor e2e: set up MariaDB: %v\n", err)
-		return 1
 	}
-	return m.Run()
+	os.Exit(code)
+}
+
+// The package's MariaDB, started by the first test that needs it (maria),
+// so that the unit tests run without one.
+var (
+	mariaOnce sync.Once
+	mariaSrv  *mariadbd.Server
+	mariaErr  error
+)
+
+// maria returns the package's MariaDB, starting it on first use; a test
+// that needs it fails when it cannot start.
+func maria(t testing.TB) *mariadbd.Server {
+	t.Helper()
+	mariaOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		s, err := mariadbd.Start(ctx, mariadbd.Options{})
+		if err != nil {
+			mariaErr = fmt.Errorf("start MariaDB: %w", err)
+			return
+		}
+		err = s.Exec(ctx,
+			"CREATE DATABASE "+testDB,
+			fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
+			fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser),
+			fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_STATEMENT_TIME %d", fuzzUser, fuzzPass, fuzzStatementTime),
+			fmt.Sprintf("GRANT SELECT ON %s.* TO '%s'@'%%'", testDB, fuzzUser),
+		)
+		if err != nil {
+			_ = s.Stop()
+			mariaErr = fmt.Errorf("set up MariaDB: %w", err)
+			return
+		}
+		mariaSrv = s
+	})
+	if mariaErr != nil {
+		t.Fatalf("reactor e2e: %v", mariaErr)
+	}
+	return mariaSrv
 }
 
 // forEachMode runs f as a subtest per client I/O mode.
@@ -92,7 +108,7 @@ func forEachMode(t *testing.T, f func(t *testing.T, mode string)) {
 // extra config name/value pairs.
 func startProxy(t *testing.T, mode string, kv ...string) *testkit.Proxy {
 	t.Helper()
-	cfg, err := testkit.ProxyConfig(mdb.Addr(), mode, kv...)
+	cfg, err := testkit.ProxyConfig(maria(t).Addr(), mode, kv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +155,7 @@ func rootDB(t *testing.T, p *testkit.Proxy, mod ...func(*mysql.Config)) *sql.DB 
 func directDB(t *testing.T) *sql.DB {
 	t.Helper()
 	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", mdb.Addr(), testDB
+	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", maria(t).Addr(), testDB
 	c.ParseTime = true
 	return openDB(t, c)
 }

@@ -39,7 +39,7 @@ func TestMySQLModeAvoidsDeadAndHungServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer hung.Close()
-		p := startProxy(t, haMode, "rootservice_list", refused+";"+hung.Addr().String()+";"+mdb.Addr(),
+		p := startProxy(t, haMode, "rootservice_list", refused+";"+hung.Addr().String()+";"+maria(t).Addr(),
 			"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
 		login := func() {
 			db := rootDB(t, p)
@@ -108,7 +108,7 @@ func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
 		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser)); err != nil {
 		t.Fatal(err)
 	}
-	for _, srv := range []*mariadbd.Server{second, mdb} {
+	for _, srv := range []*mariadbd.Server{second, maria(t)} {
 		if err := srv.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+moveDB,
 			fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", moveDB, otherUser)); err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
 			{"read_from_mysql_user", "mysql_hash_reader_user", "root"},
 		} {
 			t.Run(known.name, func(t *testing.T) {
-				p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+mdb.Addr(), known.k, known.v,
+				p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+maria(t).Addr(), known.k, known.v,
 					"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
 				checkSessionsMove(t, ctx, p, second)
 			})
@@ -219,16 +219,16 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		n, db, err := preparedPort(0) // waits on the stopped server
 		inFlight <- portAnswer{n, db, err}
 	}()
-	if n, err := port(busy); err != nil || n != mdb.Port() {
+	if n, err := port(busy); err != nil || n != maria(t).Port() {
 		t.Fatalf("read waiting on the stopped server: port %d, %v; want the other server's answer", n, err)
 	}
-	if a := <-inFlight; a.err != nil || a.port != mdb.Port() || a.db != moveDB {
+	if a := <-inFlight; a.err != nil || a.port != maria(t).Port() || a.db != moveDB {
 		t.Fatalf("prepared read on the stopped server: port %d, database %q, %v; want the other server's answer in %s", a.port, a.db, a.err, moveDB)
 	}
-	if n, db, err := preparedPort(1); err != nil || n != mdb.Port() || db != moveDB {
+	if n, db, err := preparedPort(1); err != nil || n != maria(t).Port() || db != moveDB {
 		t.Fatalf("idle session with a prepared statement: port %d, database %q, %v; want it moved, in %s", n, db, err, moveDB)
 	}
-	if n, err := port(idle); err != nil || n != mdb.Port() {
+	if n, err := port(idle); err != nil || n != maria(t).Port() {
 		t.Fatalf("idle session after its server was found dead: port %d, %v; want it moved", n, err)
 	}
 	if _, err := port(stateful); err == nil {
@@ -242,7 +242,7 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 	if _, err := inTxn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatalf("ROLLBACK of the lost transaction: %v", err)
 	}
-	if n, err := port(inTxn); err != nil || n != mdb.Port() {
+	if n, err := port(inTxn); err != nil || n != maria(t).Port() {
 		t.Fatalf("after ROLLBACK: port %d, %v; want the session moved", n, err)
 	}
 	// ROLLBACK AND CHAIN ends the lost transaction and opens another, on
@@ -255,8 +255,8 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 		t.Fatalf("ROLLBACK AND CHAIN of the lost transaction: %v", err)
 	}
 	var inTrans, chainedPort int
-	if err := chained.QueryRowContext(ctx, "SELECT @@in_transaction, @@port").Scan(&inTrans, &chainedPort); err != nil || inTrans != 1 || chainedPort != mdb.Port() {
-		t.Fatalf("after ROLLBACK AND CHAIN: in_transaction %d on port %d, %v; want a transaction open on %d", inTrans, chainedPort, err, mdb.Port())
+	if err := chained.QueryRowContext(ctx, "SELECT @@in_transaction, @@port").Scan(&inTrans, &chainedPort); err != nil || inTrans != 1 || chainedPort != maria(t).Port() {
+		t.Fatalf("after ROLLBACK AND CHAIN: in_transaction %d on port %d, %v; want a transaction open on %d", inTrans, chainedPort, err, maria(t).Port())
 	}
 	if _, err := chained.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)

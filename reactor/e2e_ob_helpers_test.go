@@ -17,7 +17,7 @@ import (
 )
 
 // The OceanBase-mode end-to-end tests run obgate in front of an obsim
-// cluster whose nodes keep their data in the package's MariaDB (mdb). obsim
+// cluster whose nodes keep their data in the package's MariaDB (maria). obsim
 // adds its own objects there: the database `oceanbase` (its views), the
 // database obDB, the users proxyro and obUser. None of them is used by the
 // mysql-mode tests (database obtest, users other and fuzz). Each top-level
@@ -58,7 +58,7 @@ func startOBSim(t *testing.T) *obsim.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
-	c, err := obsim.Start(ctx, obsim.Config{Topology: obTopology(), MariaDBDSN: mdb.DSN("root", "", "")})
+	c, err := obsim.Start(ctx, obsim.Config{Topology: obTopology(), MariaDBDSN: maria(t).DSN("root", "", "")})
 	if err != nil {
 		t.Fatalf("start obsim: %v", err)
 	}

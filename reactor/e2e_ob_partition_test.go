@@ -114,7 +114,7 @@ func startPartOBSim(t *testing.T, readOnly bool) *obsim.Cluster {
 	if _, err := directDB(t).ExecContext(ctx, "CREATE DATABASE "+partDB); err != nil {
 		t.Fatal(err)
 	}
-	c, err := obsim.Start(ctx, obsim.Config{Topology: partTopology(readOnly), MariaDBDSN: mdb.DSN("root", "", "")})
+	c, err := obsim.Start(ctx, obsim.Config{Topology: partTopology(readOnly), MariaDBDSN: maria(t).DSN("root", "", "")})
 	if err != nil {
 		t.Fatalf("start obsim: %v", err)
 	}

@@ -53,7 +53,7 @@ func rawQuery(t *testing.T, c *testkit.RawConn, sql string) {
 func TestE2EPanicContained(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		testkit.CheckLeaks(t)
-		cfg, err := testkit.ProxyConfig(mdb.Addr(), mode)
+		cfg, err := testkit.ProxyConfig(maria(t).Addr(), mode)
 		if err != nil {
 			t.Fatal(err)
 		}

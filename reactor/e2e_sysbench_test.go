@@ -48,10 +48,10 @@ func TestE2ESysbench(t *testing.T) {
 		testkit.CheckLeaks(t)
 		p := startProxy(t, mode)
 		db := "sbtest_" + mode
-		if err := mdb.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db); err != nil {
+		if err := maria(t).Exec(context.Background(), "DROP DATABASE IF EXISTS "+db, "CREATE DATABASE "+db); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = mdb.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db) })
+		t.Cleanup(func() { _ = maria(t).Exec(context.Background(), "DROP DATABASE IF EXISTS "+db) })
 		host, port, _ := strings.Cut(p.Addr, ":")
 		sysbench := func(cmd string, extra ...string) string {
 			args := append([]string{"oltp_read_write", "--db-driver=mysql",

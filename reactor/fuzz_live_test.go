@@ -33,7 +33,7 @@ func FuzzLiveSession(f *testing.F) {
 	testkit.CheckLeaks(f)
 	proxies := make([]*testkit.Proxy, len(ioModes))
 	for i, mode := range ioModes {
-		cfg, err := testkit.ProxyConfig(mdb.Addr(), mode)
+		cfg, err := testkit.ProxyConfig(maria(f).Addr(), mode)
 		if err != nil {
 			f.Fatal(err)
 		}
