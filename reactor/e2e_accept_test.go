@@ -119,7 +119,7 @@ func (h *recordHandler) sum(msg, key string) int64 {
 // them is served.
 func TestE2EAcceptErrors(t *testing.T) {
 	testkit.CheckLeaks(t)
-	cfg, err := testkit.ProxyConfig(mdb.Addr(), "net")
+	cfg, err := testkit.ProxyConfig(maria(t).Addr(), "net")
 	if err != nil {
 		t.Fatal(err)
 	}
