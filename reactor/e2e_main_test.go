@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +47,7 @@ var ioModes = []string{"netpoll", "net"}
 const hangLimit = 60 * time.Second
 
 func TestMain(m *testing.M) {
+	startMaria()
 	code := m.Run()
 	if srv := mariaSrv; srv != nil {
 		if err := srv.Stop(); err != nil {
@@ -57,40 +57,43 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The package's MariaDB, started by the first test that needs it (maria),
-// so that the unit tests run without one.
+// The package's MariaDB, started before the tests (its goroutines then
+// predate every test's leak check). When it cannot start, the unit tests
+// still run and every test that needs it fails (maria).
 var (
-	mariaOnce sync.Once
-	mariaSrv  *mariadbd.Server
-	mariaErr  error
+	mariaSrv *mariadbd.Server
+	mariaErr error
 )
 
-// maria returns the package's MariaDB, starting it on first use; a test
-// that needs it fails when it cannot start.
+func startMaria() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := mariadbd.Start(ctx, mariadbd.Options{})
+	if err != nil {
+		mariaErr = fmt.Errorf("start MariaDB: %w", err)
+		fmt.Fprintf(os.Stderr, "reactor e2e: %v; only the unit tests can pass\n", mariaErr)
+		return
+	}
+	err = s.Exec(ctx,
+		"CREATE DATABASE "+testDB,
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
+		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser),
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_STATEMENT_TIME %d", fuzzUser, fuzzPass, fuzzStatementTime),
+		fmt.Sprintf("GRANT SELECT ON %s.* TO '%s'@'%%'", testDB, fuzzUser),
+	)
+	if err != nil {
+		_ = s.Stop()
+		mariaErr = fmt.Errorf("set up MariaDB: %w", err)
+		fmt.Fprintf(os.Stderr, "reactor e2e: %v; only the unit tests can pass\n", mariaErr)
+		return
+	}
+	mariaSrv = s
+}
+
+// maria returns the package's MariaDB; a test that needs it fails when it
+// could not start.
 func maria(t testing.TB) *mariadbd.Server {
 	t.Helper()
-	mariaOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		s, err := mariadbd.Start(ctx, mariadbd.Options{})
-		if err != nil {
-			mariaErr = fmt.Errorf("start MariaDB: %w", err)
-			return
-		}
-		err = s.Exec(ctx,
-			"CREATE DATABASE "+testDB,
-			fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", otherUser, otherPass),
-			fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", testDB, otherUser),
-			fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_STATEMENT_TIME %d", fuzzUser, fuzzPass, fuzzStatementTime),
-			fmt.Sprintf("GRANT SELECT ON %s.* TO '%s'@'%%'", testDB, fuzzUser),
-		)
-		if err != nil {
-			_ = s.Stop()
-			mariaErr = fmt.Errorf("set up MariaDB: %w", err)
-			return
-		}
-		mariaSrv = s
-	})
 	if mariaErr != nil {
 		t.Fatalf("reactor e2e: %v", mariaErr)
 	}
