@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"time"
 
@@ -19,6 +18,7 @@ const classifyLen = 4096
 // on the goroutine that owns the session and consumes exactly the
 // command's packets, or returns an error that ends the session.
 func (s *Session) serveCommand() error {
+	s.releaseKept() // a command that ended early may still hold its request
 	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return quit(QuitClientNetwork, err)
@@ -41,11 +41,10 @@ func (s *Session) serveCommand() error {
 	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
-	s.resends, s.resendable = 0, false
-	s.tried, s.routeBound, s.rerouted = s.tried[:0], false, false
+	s.st = s.st.next()
 	if s.ob != nil {
 		s.ob.begunWith = nil
-		s.txnBefore = s.serverInTrans()
+		s.st.txnBefore = s.serverInTrans()
 		s.ob.route.resetRoute()
 	}
 	s.curCmd.Store(int32(cmd))
@@ -73,28 +72,31 @@ func (s *Session) serveCommand() error {
 		if s.ob != nil {
 			s.ob.route.routeBy(body, f, nil)
 		}
-	case mysqlproto.ComProcessKill:
-		if whole && len(body) >= 4 {
-			return s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
-		}
-	case mysqlproto.ComInitDB:
-		if whole {
-			s.pendingDB = string(body)
-		}
-	case mysqlproto.ComBinlogDump, mysqlproto.ComBinlogDumpGTID, mysqlproto.ComRegisterSlave,
-		mysqlproto.ComTableDump, mysqlproto.ComConnectOut, mysqlproto.ComDaemon:
-		if err := s.skipPacket(n); err != nil {
-			return err
-		}
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
 	default:
+		spec := &commands[cmd]
+		if spec.refused {
+			if err := s.skipPacket(n); err != nil {
+				return err
+			}
+			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
+		}
+		if s.txnBroken {
+			if handled, err := s.brokenTxnCommand(cmd, spec.inBrokenTxn, n, start); handled {
+				return err
+			}
+		}
+		if spec.serve != nil {
+			if handled, err := spec.serve(s, cmd, n, body, whole, start); handled {
+				return err
+			}
+		}
 		var handled bool
 		if kind, handled, err = s.side.command(cmd, n, body, whole, start); handled {
 			return err
 		}
 	}
 	if s.ob == nil {
-		s.noteMoveState(cmd, &s.facts, body, whole)
+		s.noteMoveState(cmd, &s.st.facts, body, whole)
 	}
 	if err := s.side.acquire(need); err != nil {
 		return s.refuse(n, err)
@@ -110,8 +112,8 @@ func (s *Session) serveCommand() error {
 // lower bound); a long statement is not bound to a server that may be
 // gone.
 func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
-	s.pinCandidate = f.Pins.Holds()
-	s.resendable = whole && f.ReadOnly && !f.Incomplete
+	s.st.pinCandidate = f.Pins.Holds()
+	s.st.resendable = whole && f.ReadOnly && !f.Incomplete
 	if f.Pins.NeedsLast() {
 		return needLast
 	}
@@ -257,11 +259,11 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, s
 // (!whole) is read as a prefix: its facts say so (Incomplete).
 func (s *Session) lexStatement(body []byte, whole bool) *route.Facts {
 	if whole {
-		s.facts = route.Lex(body)
+		s.st.facts = route.Lex(body)
 	} else {
-		s.facts = route.LexPrefix(body)
+		s.st.facts = route.LexPrefix(body)
 	}
-	return &s.facts
+	return &s.st.facts
 }
 
 // maybeInternal reports whether a statement may be an ODP internal command.
@@ -355,9 +357,11 @@ func (s *Session) serveAdmin(cmd mysqlproto.Command, n int, body []byte, whole b
 			return reply.err
 		}
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate cannot run this statement for root@proxysys"))
-	case mysqlproto.ComPing, mysqlproto.ComInitDB, mysqlproto.ComResetConnection:
+	}
+	switch commands[cmd].admin {
+	case adminOK:
 		return s.writeOK(0, "")
-	case mysqlproto.ComStmtClose, mysqlproto.ComStmtSendLongData:
+	case adminSilent:
 		return nil
 	}
 	return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not support %s for root@proxysys", cmd))

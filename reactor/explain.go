@@ -48,7 +48,7 @@ func (s *Session) ExplainRoute(stmt []byte) RouteExplanation {
 	ob.route.routeBy(own, &out.Facts, nil)
 	ob.route.explain = &out.Plan
 	be, err := s.pickServer(context.Background(), need)
-	out.Bound = s.routeBound
+	out.Bound = s.st.routeBound
 	if err != nil {
 		out.Err = err
 		return out

@@ -22,7 +22,7 @@ import (
 // refused the bytes cannot have run them.
 //
 // With keep, a one-piece request is not released after it went out: it
-// stays in the client buffer as s.kept until the first byte of its answer
+// stays in the client buffer as s.st.kept until the first byte of its answer
 // reaches the client (releaseKept), so that it can be sent again to
 // another server. Larger requests are streamed and cannot be resent.
 func (s *Session) relayPacket(n int, keep bool) (int64, error) {
@@ -41,8 +41,8 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 			if err != nil {
 				return sent, quit(QuitClientNetwork, err)
 			}
-			if first && s.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
-				binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.patchID)
+			if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
+				binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
 			}
 			last := k == rem && n < mysqlproto.MaxPayloadLen
 			err = s.backend.writeRequest(p, first, last)
@@ -50,7 +50,7 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 				err = s.side.refusedWrite(p, err)
 			}
 			if keep && first && last && err == nil {
-				s.kept = p
+				s.st.kept = p
 			} else {
 				s.client.Release()
 			}
@@ -145,7 +145,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 					s.backend.close()
 				}
 				if written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
-					s.heldERR = append(s.heldERR[:0], win.buf[:dec]...)
+					s.st.heldERR = append(s.st.heldERR[:0], win.buf[:dec]...)
 					return 0, errRetryableERR
 				}
 				return written, flush(true)

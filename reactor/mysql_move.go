@@ -175,11 +175,11 @@ func (b *serverConn) serverLost() bool { return b.closed.Load() || b.peerGone.Lo
 func (s *Session) moveServer() (*serverConn, error) {
 	old := s.backend
 	if old != nil {
-		s.tried = append(s.tried, old.addr)
+		s.st.tried = append(s.st.tried, old.addr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
 	defer cancel()
-	rt, err := s.srv.router.Plan(ctx, &route.Request{Servers: serverAddrs(s.cfg), Tried: s.tried}, nil)
+	rt, err := s.srv.router.Plan(ctx, &route.Request{Servers: serverAddrs(s.cfg), Tried: s.st.tried}, nil)
 	if err != nil {
 		return nil, err
 	}

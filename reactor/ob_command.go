@@ -45,7 +45,7 @@ func (s *Session) routeStatement(need routeNeed) (*serverConn, error) {
 		if err := s.syncServer(be); err != nil {
 			inTrans, pinned := s.serverInTrans(), s.ob.pinned && be == s.ob.last
 			lastErr = err
-			s.tried = append(s.tried, be.addr)
+			s.st.tried = append(s.st.tried, be.addr)
 			s.dropServer(be)
 			switch {
 			case inTrans:

@@ -156,12 +156,12 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 		case mysqlproto.ComResetConnection:
 			s.resetOB(be)
 		case mysqlproto.ComQuery:
-			if s.pinCandidate {
+			if s.st.pinCandidate {
 				ob.pinned = true
 			}
 		}
 	}
-	s.pinCandidate = false
+	s.st.pinCandidate = false
 	ob.pinned = ob.pinned || ob.trxSpecified
 	if ob.vars.dbVer != ob.publishedDB {
 		ob.publishedDB = ob.vars.dbVer
@@ -238,7 +238,7 @@ func (s *Session) serverSessionFailed(err error) error {
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
-	case s.resendable:
+	case s.st.resendable:
 		// A read that could not go again: it changed nothing, so its
 		// outcome is not in doubt; the server was lost under it.
 		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
@@ -254,7 +254,7 @@ func (s *Session) serverSessionFailed(err error) error {
 // after the current one refused the write. The request carries no
 // server-specific statement id (those are never resent).
 func (s *Session) resendElsewhere(p []byte, orig error) error {
-	if s.patchOn {
+	if s.st.patchOn {
 		return orig
 	}
 	s.dropServer(s.backend)
@@ -303,7 +303,7 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 	}
 	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
 	err := s.killOn(be, stmt, start)
-	if err == nil && !k.query && !s.killFailed {
+	if err == nil && !k.query && !s.st.killFailed {
 		target.requestClose(closeNow)
 	}
 	return err
@@ -315,7 +315,7 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 // gets obgate's own OK with its own status flags, or the server's ERR).
 func (s *Session) killOn(be *serverConn, stmt []byte, start time.Time) error {
 	_, err := s.internalCommand(be, stmt)
-	s.killFailed = err != nil
+	s.st.killFailed = err != nil
 	var se *mysqlproto.SQLError
 	switch {
 	case err == nil:

@@ -145,16 +145,16 @@ func (s *Session) routeFeedbackERR(code uint16) {
 // be gone by then.
 func (s *Session) rebindRoute() {
 	ob := s.ob
-	if ob == nil || len(s.kept) <= mysqlproto.HeaderLen {
+	if ob == nil || len(s.st.kept) <= mysqlproto.HeaderLen {
 		return
 	}
-	payload := s.kept[mysqlproto.HeaderLen+1:]
-	switch mysqlproto.Command(s.kept[mysqlproto.HeaderLen]) {
+	payload := s.st.kept[mysqlproto.HeaderLen+1:]
+	switch mysqlproto.Command(s.st.kept[mysqlproto.HeaderLen]) {
 	case mysqlproto.ComQuery:
 		ob.route.retryFacts = route.Lex(payload)
 		ob.route.routeBy(payload, &ob.route.retryFacts, nil)
 	case mysqlproto.ComStmtExecute:
-		if ps := s.retryPS; ps != nil {
+		if ps := s.st.retryPS; ps != nil {
 			ob.route.exec.Reset(payload, int(ps.params), ps.types)
 			ob.route.routeBy(ps.sql, &ps.facts, &ob.route.exec)
 		}

@@ -260,7 +260,7 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	if ob.last != nil {
 		req.Last = ob.last.addr
 	}
-	req.Tried = s.tried
+	req.Tried = s.st.tried
 	req.SeenGeneration = ob.healthGen
 	req.StmtRoute = s.stmtRoute(s.cfg)
 	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
@@ -269,7 +269,7 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 		return nil, err
 	}
 	ob.healthGen = rt.Generation
-	s.routeBound = rt.Bound
+	s.st.routeBound = rt.Bound
 	if rt.Bound {
 		if ob.last.alive() {
 			s.notePlan(&rt, ob.last.addr)

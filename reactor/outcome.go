@@ -90,10 +90,10 @@ func classifyFailure(err error) route.Failure {
 // the first byte of its answer is on its way to the client, before the
 // client is read again, and when the command ends.
 func (s *Session) releaseKept() {
-	if s.kept != nil {
-		s.kept = nil
-		if s.keptOwned {
-			s.keptOwned = false
+	if s.st.kept != nil {
+		s.st.kept = nil
+		if s.st.keptOwned {
+			s.st.keptOwned = false
 			return
 		}
 		s.client.Release()

@@ -80,20 +80,6 @@ func (t *stmtTable) kindOf(id uint32) route.StmtKind {
 var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
 	"The server that held this statement's long data or open cursor is gone; send the data or execute it again")
 
-// statementCommand runs the prepared-statement commands and reports
-// whether cmd was one.
-func (s *Session) statementCommand(cmd mysqlproto.Command, n int, body []byte, start time.Time) (bool, error) {
-	switch cmd {
-	case mysqlproto.ComStmtPrepare:
-		return true, s.prepareStatement(n, start)
-	case mysqlproto.ComStmtExecute, mysqlproto.ComStmtSendLongData, mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch:
-		return true, s.runStatement(cmd, n, body, start)
-	case mysqlproto.ComStmtClose:
-		return true, s.closeStatement(n, body)
-	}
-	return false, nil
-}
-
 // prepareStatement prepares a statement on a server session and gives the
 // client obgate's own statement id, under which the statement may later
 // run on other server sessions too.
@@ -114,13 +100,13 @@ func (s *Session) prepareStatement(n int, start time.Time) error {
 	}
 	s.stmts.pending = p
 	defer func() { s.stmts.pending = nil }()
-	s.resendable = true // preparing changes nothing on the server
+	s.st.resendable = true // preparing changes nothing on the server
 	if err := s.sendRequest(be, pkt); err != nil {
 		return s.answerFailure(err, kind, start)
 	}
 	// The request is obgate's own copy: keep it, to send it again should
 	// the server fail before it answers.
-	s.kept, s.keptOwned = pkt, true
+	s.st.kept, s.st.keptOwned = pkt, true
 	_, err = s.answer(mysqlproto.ComStmtPrepare, kind, start, true)
 	return err
 }
@@ -167,16 +153,16 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 		s.side.routeBy(ps, body)
 		// An execute of a statement that only reads is a read: it may go
 		// again after its server broke, as the text would.
-		s.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
+		s.st.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
 	}
 	be, sid, bound, err := s.preparedServer(ps, id)
 	if err != nil {
 		return s.refuse(n, err)
 	}
-	s.patchID, s.patchOn = sid, true
-	defer func() { s.patchOn, s.retryPS = false, nil }()
+	s.st.patchID, s.st.patchOn = sid, true
+	defer func() { s.st.patchOn, s.st.retryPS = false, nil }()
 	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
-		s.retryPS, s.retryPSID = ps, id
+		s.st.retryPS, s.st.retryPSID = ps, id
 	}
 	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
 		nb := (int(ps.params) + 7) / 8
@@ -188,7 +174,7 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 				be.stmtBound(id)
 				// It carries its parameter types: any server session
 				// where the statement is prepared can run it.
-				s.retryPS, s.retryPSID = ps, id
+				s.st.retryPS, s.st.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
 				return s.executeWithTypes(n, ps, be, boundAt, start)
@@ -250,8 +236,8 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 			}
 			return nil, 0, false, err
 		}
-		s.resends++
-		s.tried = append(s.tried, be.addr)
+		s.st.resends++
+		s.st.tried = append(s.st.tried, be.addr)
 		s.side.drop(be)
 		if isERR {
 			if health.AliveFailureERR(se.Code) {
@@ -288,13 +274,13 @@ func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt 
 	body := pkt[mysqlproto.HeaderLen+1:]
 	payload := make([]byte, 0, len(body)+1+len(ps.types))
 	payload = append(payload, byte(mysqlproto.ComStmtExecute))
-	payload = binary.LittleEndian.AppendUint32(payload, s.patchID)
+	payload = binary.LittleEndian.AppendUint32(payload, s.st.patchID)
 	payload = append(payload, body[4:boundAt]...)
 	payload = append(payload, 1)
 	payload = append(payload, ps.types...)
 	payload = append(payload, body[boundAt+1:]...)
 	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
-	s.patchOn = false
+	s.st.patchOn = false
 	if err := s.sendRequest(be, out); err != nil {
 		return s.answerFailure(err, ps.kind, start)
 	}

@@ -17,7 +17,7 @@ import (
 //     server may take it (route.ResendableERR, odp-behaviour.md §4.3): any
 //     statement, write or read;
 //   - the server's connection broke or the server broke the protocol:
-//     only a read-only statement read whole (s.resendable), since a write
+//     only a read-only statement read whole (s.st.resendable), since a write
 //     may have run.
 //
 // Never inside a transaction that was open on a server before the
@@ -29,7 +29,7 @@ import (
 // server may still be running it.
 
 // errRetryableERR ends a relay whose answer is an ERR obgate holds back
-// (s.heldERR) to send the statement elsewhere.
+// (s.st.heldERR) to send the statement elsewhere.
 var errRetryableERR = errors.New("server answered with an error that another server may not give")
 
 // errServerGone reports, in mysql routing mode, a session whose server
@@ -48,11 +48,11 @@ func (s *Session) try(o outcome) route.Try {
 	return route.Try{
 		Failure:  o.fail,
 		Code:     o.errCode,
-		ReadOnly: s.resendable,
-		Kept:     s.kept != nil && (!s.patchOn || s.retryPS != nil),
-		Bound:    s.txnBefore || s.side.bound() || s.routeBound,
+		ReadOnly: s.st.resendable,
+		Kept:     s.st.kept != nil && (!s.st.patchOn || s.st.retryPS != nil),
+		Bound:    s.st.txnBefore || s.side.bound() || s.st.routeBound,
 		Stopped:  s.closeReq.Load() != closeNone, // a KILL or a shutdown broke it, not its server
-		Resends:  s.resends,
+		Resends:  s.st.resends,
 		Budget:   s.retryBudget(),
 	}
 }
@@ -74,12 +74,12 @@ func (s *Session) holdsERR(code uint16) bool {
 		return false
 	}
 	s.routeFeedbackERR(code)
-	if code == mysqlproto.OBErrReroute && !s.rerouted && s.mayRetry() {
+	if code == mysqlproto.OBErrReroute && !s.st.rerouted && s.mayRetry() {
 		// obgate never asks for reroute hints (enable_reroute has no
 		// effect), so a server should not send this; one that does is
 		// answered as ODP answers a reroute: the statement goes again, to
 		// another server, once.
-		s.rerouted = true
+		s.st.rerouted = true
 		return true
 	}
 	return route.HoldERR(code, s.mayRetry(), s.commitsTxn(), s.endsTxnByClosing())
@@ -92,8 +92,8 @@ func (s *Session) holdsERR(code uint16) bool {
 // server session, which rolls the transaction back, and answers ERR 6002
 // (rolled back), so the session is not left bound to the refusing server.
 func (s *Session) commitsTxn() bool {
-	f := &s.facts
-	return s.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnCommit &&
+	f := &s.st.facts
+	return s.st.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnCommit &&
 		!f.Chain && !f.MultiStatement
 }
 
@@ -116,8 +116,8 @@ func (s *Session) commitRefused(code uint16) error {
 // answers OK; the session is not left bound to a server that refuses
 // everything.
 func (s *Session) endsTxnByClosing() bool {
-	f := &s.facts
-	return s.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnRollback &&
+	f := &s.st.facts
+	return s.st.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnRollback &&
 		!f.Chain && !f.MultiStatement
 }
 
@@ -138,10 +138,10 @@ func (s *Session) rollbackByClosing(code uint16) error {
 // BEGIN is sent again with the statement. It reports false when no server
 // session could take the request; the client then gets the failure.
 func (s *Session) resendKept(o outcome) bool {
-	s.resends++
+	s.st.resends++
 	s.rebindRoute()
 	if failed := s.backend; failed != nil {
-		s.tried = append(s.tried, failed.addr)
+		s.st.tried = append(s.st.tried, failed.addr)
 		s.side.drop(failed)
 	}
 	if s.ob != nil && s.ob.begunWith != nil {
@@ -151,10 +151,10 @@ func (s *Session) resendKept(o outcome) bool {
 	if err != nil {
 		return false
 	}
-	if s.patchOn && !s.repatch(be) {
+	if s.st.patchOn && !s.repatch(be) {
 		return false
 	}
-	if err := be.writeRequest(s.kept, true, true); err != nil {
+	if err := be.writeRequest(s.st.kept, true, true); err != nil {
 		s.side.drop(be)
 		be.close()
 		return false
@@ -172,8 +172,8 @@ func (s *Session) resendKept(o outcome) bool {
 // repatch makes the kept COM_STMT_EXECUTE fit be: the statement is
 // prepared there (again) when needed and its id written into the request.
 func (s *Session) repatch(be *serverConn) bool {
-	ps, id := s.retryPS, s.retryPSID
-	if ps == nil || len(s.kept) < mysqlproto.HeaderLen+5 {
+	ps, id := s.st.retryPS, s.st.retryPSID
+	if ps == nil || len(s.st.kept) < mysqlproto.HeaderLen+5 {
 		return false
 	}
 	sid, _, ok := be.stmtGet(id)
@@ -188,19 +188,19 @@ func (s *Session) repatch(be *serverConn) bool {
 	if ps.params > 0 {
 		be.stmtBound(id)
 	}
-	s.patchID = sid
-	binary.LittleEndian.PutUint32(s.kept[mysqlproto.HeaderLen+1:], sid)
+	s.st.patchID = sid
+	binary.LittleEndian.PutUint32(s.st.kept[mysqlproto.HeaderLen+1:], sid)
 	return true
 }
 
 // deliverHeldERR sends the ERR that relayResponse held back, when the
 // statement could not go elsewhere after all.
 func (s *Session) deliverHeldERR() (int64, error) {
-	if err := s.client.Write(s.heldERR); err != nil {
+	if err := s.client.Write(s.st.heldERR); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
 	if err := s.client.Flush(); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
-	return int64(len(s.heldERR)), nil
+	return int64(len(s.st.heldERR)), nil
 }

@@ -14,7 +14,9 @@ import (
 	"obgate/route"
 )
 
-// Session is one client connection and the server session it uses.
+// Session is one client connection: its transport, its login and
+// client-visible state, and the server sessions that serve it (one in
+// mysql routing mode, any number in OceanBase mode).
 //
 // Ownership: the goroutine that runs the session's current step (the
 // handshake goroutine, then the netpoll OnRequest task or the net loop)
@@ -53,42 +55,16 @@ type Session struct {
 	// administrator sessions).
 	side serverSide
 	// OceanBase mode (nil in mysql routing mode).
-	ob           *obSession
-	patchID      uint32 // statement id written into the request being relayed
-	patchOn      bool
-	pinCandidate bool        // the statement may create a temporary table or take a user lock
-	killFailed   bool        // the server refused the KILL obgate sent for the client
-	facts        route.Facts // of the COM_QUERY in progress (see lexStatement)
-	rerouted     bool        // the statement was sent again after ERR 5727 (once only)
-	// kept is the request being answered, borrowed from the client buffer
-	// until the first byte of its answer reaches the client (relayPacket,
-	// releaseKept); nil when it was streamed or already released.
-	kept []byte
-	// resends counts how often the current statement was sent again;
-	// resendable says it may be (see mayResend).
-	resends    int
-	resendable bool
-	// tried are the servers the current statement failed on; the router
-	// puts them last. txnBefore says a transaction was open on a server
-	// before the statement, routeBound that the router bound it to its
-	// last server; either forbids sending it elsewhere. heldERR is an
-	// ERR answer held back while the statement goes elsewhere.
-	move moveLogin // mysql routing mode: how to log the client in elsewhere
+	ob *obSession
+	// move is how mysql routing mode logs the client in elsewhere.
+	move moveLogin
 	// txnBroken says the server of the open transaction broke: every
 	// statement fails until the client ends the transaction
 	// (txnbroken.go).
 	txnBroken bool
-	tried     []string
-	// keptOwned says kept is obgate's own copy of the request (not the
-	// client buffer's); retryPS (client id retryPSID) is the prepared
-	// statement of an execute that may go to another server session,
-	// prepared there first.
-	keptOwned  bool
-	retryPS    *prepared
-	retryPSID  uint32
-	txnBefore  bool
-	routeBound bool
-	heldERR    []byte
+	// st is the command being served, made anew for each one
+	// (serveCommand).
+	st statement
 
 	// Shared, immutable after the handshake.
 	clientAddr  string

@@ -82,14 +82,6 @@ type serverSide interface {
 type mysqlSide struct{ s *Session }
 
 func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	if m.s.txnBroken {
-		if handled, err := m.s.brokenTxnCommand(cmd, n, start); handled {
-			return route.StmtOther, true, err
-		}
-	}
-	if handled, err := m.s.statementCommand(cmd, n, body, start); handled {
-		return route.StmtOther, true, err
-	}
 	return m.s.mysqlCommand(cmd, body, whole), false, nil
 }
 
@@ -199,7 +191,7 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 	}
 	s.srv.metrics.serverFailure(err)
 	s.backend.close()
-	if s.resendable {
+	if s.st.resendable {
 		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.addr)}
 	}
@@ -221,14 +213,6 @@ func (m mysqlSide) holdsERR(uint16) bool { return false }
 type obSide struct{ s *Session }
 
 func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	if o.s.txnBroken {
-		if handled, err := o.s.brokenTxnCommand(cmd, n, start); handled {
-			return route.StmtOther, true, err
-		}
-	}
-	if handled, err := o.s.statementCommand(cmd, n, body, start); handled {
-		return route.StmtOther, true, err
-	}
 	handled, err := o.s.obCommand(cmd, n, body, whole, start)
 	return route.StmtOther, handled, err
 }

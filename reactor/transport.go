@@ -212,7 +212,7 @@ func (s *Session) onNetpollClose(netpoll.Connection) error {
 // whether the session continues; when it does not, the client connection
 // is closed and teardown follows from the transport.
 func (s *Session) afterCommand(err error) bool {
-	if s.kept != nil { // a command that ended before its answer did
+	if s.st.kept != nil { // a command that ended before its answer did
 		s.releaseKept()
 	}
 	s.lastActive.Store(time.Now().UnixNano())

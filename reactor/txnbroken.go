@@ -34,14 +34,14 @@ func (s *Session) transactionBroke(err error) error {
 	} else {
 		be.close() // the session moves once the transaction is over
 	}
-	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.facts.MultiStatement &&
-		(s.facts.Txn == route.TxnCommit || s.facts.Txn == route.TxnRollback)
+	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.st.facts.MultiStatement &&
+		(s.st.facts.Txn == route.TxnCommit || s.st.facts.Txn == route.TxnRollback)
 	if !ending {
 		return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
 			cause: err, txnBroken: true}
 	}
 	s.endBrokenTxn()
-	if s.facts.Txn == route.TxnCommit {
+	if s.st.facts.Txn == route.TxnCommit {
 		return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
 			"the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
 	}
@@ -59,7 +59,7 @@ func txnRolledBack(why string) *mysqlproto.SQLError {
 // fails (ERR 6002, nothing was committed); both end the transaction.
 // Anything else fails and enters the broken-transaction state.
 func (s *Session) txnServerLost() error {
-	f := &s.facts
+	f := &s.st.facts
 	if s.curCmd.Load() == int32(mysqlproto.ComQuery) && !f.MultiStatement && !f.Chain {
 		switch f.Txn {
 		case route.TxnRollback:
@@ -115,15 +115,16 @@ func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) err
 	return s.writeError(txnRolledBack("the transaction was rolled back when its server broke"))
 }
 
-// brokenTxnCommand answers the commands other than COM_QUERY in the
-// broken-transaction state; it reports false for those that run as usual
-// (and end the state, for a reset or a change of user).
-func (s *Session) brokenTxnCommand(cmd mysqlproto.Command, n int, start time.Time) (bool, error) {
-	switch cmd {
-	case mysqlproto.ComResetConnection, mysqlproto.ComChangeUser:
+// brokenTxnCommand answers a command other than COM_QUERY in the
+// broken-transaction state as its rule (commands) says; it reports false
+// for those that run as usual (and end the state, for a reset or a change
+// of user).
+func (s *Session) brokenTxnCommand(cmd mysqlproto.Command, rule brokenTxnRule, n int, start time.Time) (bool, error) {
+	switch rule {
+	case brokenEnds:
 		s.endBrokenTxn()
 		return false, nil
-	case mysqlproto.ComPing, mysqlproto.ComStmtClose, mysqlproto.ComStmtReset, mysqlproto.ComStatistics:
+	case brokenRuns:
 		return false, nil
 	}
 	if err := s.skipPacket(n); err != nil {

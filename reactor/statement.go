@@ -1,0 +1,54 @@
+package reactor
+
+import "obgate/route"
+
+// statement is what serving one command knows of it: made anew at the top
+// of serveCommand (next), so nothing of one command leaks into the next.
+// Only the goroutine running the session's command uses it.
+type statement struct {
+	// facts are those of the COM_QUERY in progress (lexStatement).
+	facts route.Facts
+	// kept is the request being answered, borrowed from the client buffer
+	// until the first byte of its answer reaches the client (relayPacket,
+	// releaseKept), or obgate's own copy when keptOwned; nil when it was
+	// streamed or already released.
+	kept      []byte
+	keptOwned bool
+	// resends counts how often the statement was sent again; resendable
+	// says it only reads, so a server break may send it again
+	// (route.MayResend).
+	resends    int
+	resendable bool
+	// tried are the servers the statement failed on; the router puts
+	// them last.
+	tried []string
+	// txnBefore says a transaction was open on a server before the
+	// statement, routeBound that the router bound it to its last server;
+	// either forbids sending it elsewhere.
+	txnBefore, routeBound bool
+	// rerouted says it was sent again after ERR 5727 (once only).
+	rerouted bool
+	// heldERR is an ERR answer held back while the statement goes
+	// elsewhere.
+	heldERR []byte
+	// patchID is the server's statement id written into the request
+	// being relayed, when patchOn; retryPS (client id retryPSID) is the
+	// prepared statement of an execute that may go to another server
+	// session, prepared there first.
+	patchID   uint32
+	patchOn   bool
+	retryPS   *prepared
+	retryPSID uint32
+	// pinCandidate says the statement may create a temporary table or
+	// take a user lock (applied once it succeeded).
+	pinCandidate bool
+	// killFailed says the server refused the KILL obgate sent for the
+	// client.
+	killFailed bool
+}
+
+// next is the statement value of the next command: empty, but for the
+// buffers of this one, which it reuses.
+func (st *statement) next() statement {
+	return statement{tried: st.tried[:0], heldERR: st.heldERR[:0]}
+}
