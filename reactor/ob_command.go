@@ -133,7 +133,16 @@ func (s *Session) writeErrorFor(err error) error {
 // buffer (header of the first physical packet included, continuation
 // headers removed), bounded by max_packet_size.
 func (s *Session) readPacket(n int) ([]byte, error) {
-	out := make([]byte, 0, mysqlproto.HeaderLen+n)
+	return s.readPacketTo(nil, n)
+}
+
+// readPacketTo is readPacket appending to dst[:0], whose memory it reuses
+// when big enough.
+func (s *Session) readPacketTo(dst []byte, n int) ([]byte, error) {
+	out := dst[:0]
+	if cap(out) < mysqlproto.HeaderLen+n {
+		out = make([]byte, 0, mysqlproto.HeaderLen+n)
+	}
 	hdr, err := s.client.Next(mysqlproto.HeaderLen)
 	if err != nil {
 		return nil, quit(QuitClientNetwork, err)

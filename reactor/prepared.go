@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"obgate/health"
@@ -39,6 +38,38 @@ type stmtTable struct {
 	byID    map[uint32]*prepared
 	last    uint32    // the id given last
 	pending *prepared // the COM_STMT_PREPARE in progress
+	// free are closed statements whose memory the next prepares reuse;
+	// request holds the COM_STMT_PREPARE being served. Applications
+	// that prepare, execute and close each statement (go-sql-driver with
+	// parameters) so allocate nothing per statement.
+	free    []*prepared
+	request []byte
+	// closing is the COM_STMT_CLOSE obgate sends a server session.
+	closing [mysqlproto.HeaderLen + 5]byte
+}
+
+// maxFreeStmts bounds stmtTable.free.
+const maxFreeStmts = 8
+
+// newStmt returns an empty statement, reused when one was closed.
+func (t *stmtTable) newStmt() *prepared {
+	if n := len(t.free); n > 0 {
+		p := t.free[n-1]
+		t.free = t.free[:n-1]
+		return p
+	}
+	return &prepared{}
+}
+
+// close forgets statement id and keeps its memory for a later prepare.
+func (t *stmtTable) close(id uint32) {
+	p := t.byID[id]
+	delete(t.byID, id)
+	if p == nil || len(t.free) >= maxFreeStmts {
+		return
+	}
+	*p = prepared{sql: p.sql[:0], types: p.types[:0]}
+	t.free = append(t.free, p)
 }
 
 // add records p under a new id and returns the id (never 0).
@@ -84,12 +115,14 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // client obgate's own statement id, under which the statement may later
 // run on other server sessions too.
 func (s *Session) prepareStatement(n int, start time.Time) error {
-	pkt, err := s.readPacket(n)
+	pkt, err := s.readPacketTo(s.stmts.request, n)
 	if err != nil {
 		return err
 	}
+	s.stmts.request = pkt
 	sql := pkt[mysqlproto.HeaderLen+1:]
-	p := &prepared{sql: append([]byte(nil), sql...)}
+	p := s.stmts.newStmt()
+	p.sql = append(p.sql, sql...)
 	p.facts = route.Lex(p.sql)
 	p.kind = p.facts.Kind
 	kind := p.kind
@@ -308,14 +341,19 @@ func (s *Session) closeStatement(n int, body []byte) error {
 	if _, ok := s.stmts.byID[id]; !ok {
 		return nil
 	}
-	delete(s.stmts.byID, id)
-	// A copy: dropBroken takes a server session out of the list.
-	for _, be := range slices.Clone(s.side.serverSessions()) {
+	s.stmts.close(id)
+	// Backwards: dropBroken takes a server session out of the list, which
+	// moves only the ones after it.
+	servers := s.side.serverSessions()
+	for i := len(servers) - 1; i >= 0; i-- {
+		be := servers[i]
 		if sid, _, ok := be.stmtGet(id); ok {
 			be.stmtDelete(id)
-			payload := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, sid)
-			pkt, _ := mysqlproto.AppendPacket(nil, 0, payload)
-			if err := be.writeRequest(pkt, true, true); err != nil {
+			pkt := &s.stmts.closing
+			pkt[0] = 5 // payload length; sequence 0
+			pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
+			binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
+			if err := be.writeRequest(pkt[:], true, true); err != nil {
 				s.side.dropBroken(be)
 			}
 		}

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"time"
+	"unsafe"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -137,11 +138,13 @@ func (m mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
 
 func (m mysqlSide) routeBy(*prepared, []byte) {}
 
+// serverSessions is the session's one server session, as a slice of the
+// Session's own field (no allocation).
 func (m mysqlSide) serverSessions() []*serverConn {
 	if m.s.backend == nil || m.s.backend.serverLost() {
 		return nil
 	}
-	return []*serverConn{m.s.backend}
+	return unsafe.Slice(&m.s.backend, 1)
 }
 
 // dropBroken: the connection closes; the next statement moves the session
