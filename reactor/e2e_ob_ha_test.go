@@ -223,11 +223,13 @@ func TestOBAutocommitWriteOfUnknownOutcome(t *testing.T) {
 		rowStrings(t, conn, fmt.Sprintf("SELECT COUNT(*) FROM kv /* %s-0 */", mk))
 		x := c.Node(entryFor(t, c, mk+"-0 ").Node)
 		x.Slow(time.Second)
-		stopped := stopSoon(x)
+		stopped := stopWhenSent(p, x)
 		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 		defer cancel()
 		_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (8200, 'u') /* %s-1 */", mk))
-		<-stopped
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
 		if !isOBError(err, mysqlproto.OBErrTransUnknown) {
 			t.Fatalf("write whose server broke before answering: %v, want ERR 4012 (25000) Transaction result is unknown", err)
 		}
@@ -479,11 +481,13 @@ func TestOBCommitOfUnknownOutcome(t *testing.T) {
 		execCtx(t, conn, fmt.Sprintf("INSERT INTO kv VALUES (8300, 'c') /* %s-1 */", mk))
 		x := c.Node(entryFor(t, c, mk+"-1 ").Node)
 		x.Slow(time.Second)
-		stopped := stopSoon(x)
+		stopped := stopWhenSent(p, x)
 		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 		defer cancel()
 		_, err := conn.ExecContext(ctx, "COMMIT")
-		<-stopped
+		if err := <-stopped; err != nil {
+			t.Fatal(err)
+		}
 		if !isOBError(err, mysqlproto.OBErrTransUnknown) {
 			t.Fatalf("COMMIT whose server broke: %v, want ERR 4012 (25000) Transaction result is unknown", err)
 		}
@@ -585,14 +589,34 @@ func TestOBTransactionServerLostBeforeCommit(t *testing.T) {
 	})
 }
 
-// stopSoon stops n 300 ms from now, while a statement waits on it; the
-// channel closes once it is stopped.
-func stopSoon(n *obsim.Node) <-chan struct{} {
-	done := make(chan struct{})
+// stopWhenSent stops n once obgate has sent it a statement after this
+// call and waits for the answer (n's request count went up and its health
+// entry counts a statement in flight), so that n breaks while that
+// statement waits on it: the caller slows n so that the answer cannot
+// come first. The channel gets the outcome: Stop's error, or an error
+// when no statement went to n within hangLimit.
+func stopWhenSent(p *testkit.Proxy, n *obsim.Node) <-chan error {
+	requests := func() float64 {
+		v, _ := testkit.MetricSum(p.MetricsText(), "obgate_server_requests_total", "server", n.Addr())
+		return v
+	}
+	base := requests()
+	done := make(chan error, 1)
 	go func() {
-		defer close(done)
-		time.Sleep(300 * time.Millisecond)
-		_ = n.Stop()
+		deadline := time.Now().Add(hangLimit)
+		for {
+			if requests() > base {
+				if v, _ := viewOf(p, n.Addr()); v.InFlight > 0 {
+					done <- n.Stop()
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				done <- fmt.Errorf("no statement sent to %s waited for its answer within %v", n.Name(), hangLimit)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
 	return done
 }

@@ -122,8 +122,10 @@ func TestOBCorruptFrame(t *testing.T) {
 
 // TestOBCorruptFrameInTransaction damages the answer to a statement of an
 // open transaction: the transaction cannot go on elsewhere, so the client
-// gets an error and its connection is closed; nothing of the transaction
-// is committed, and the statements after it never run on another node.
+// gets ERR 6002 (transaction rolled back) for that statement and for every
+// later one until its ROLLBACK, which succeeds; nothing of the transaction
+// is committed, the statements after it never run on another node, and
+// after the ROLLBACK the session works again.
 func TestOBCorruptFrameInTransaction(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startOBSim(t)
@@ -139,15 +141,30 @@ func TestOBCorruptFrameInTransaction(t *testing.T) {
 		c.Node(x.Node).CorruptFrames(1)
 		ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 		defer cancel()
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE kv SET v = 'upd' WHERE id = %d /* %s-update */", key, mk)); err == nil {
-			t.Errorf("UPDATE whose answer was damaged inside a transaction succeeded")
+		_, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE kv SET v = 'upd' WHERE id = %d /* %s-update */", key, mk))
+		if code := sqlErrorCode(err); code != mysqlproto.OBTransRollbacked {
+			t.Fatalf("UPDATE whose answer was damaged inside a transaction: %v (code %d), want ERR %d", err, code, mysqlproto.OBTransRollbacked)
 		}
-		_, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO kv VALUES (%d, 'after') /* %s-after */", key+1, mk))
-		if err == nil {
-			t.Errorf("the transaction went on after its server session failed")
+		for i, q := range []string{
+			fmt.Sprintf("INSERT INTO kv VALUES (%d, 'after') /* %s-after */", key+1, mk),
+			fmt.Sprintf("SELECT v FROM kv WHERE id = %d /* %s-after */", key, mk),
+		} {
+			_, err := conn.ExecContext(ctx, q)
+			if code := sqlErrorCode(err); code != mysqlproto.OBTransRollbacked {
+				t.Fatalf("statement %d after the transaction's server session failed: %v (code %d), want ERR %d", i+1, err, code, mysqlproto.OBTransRollbacked)
+			}
 		}
 		if es := proxyEntries(c, mk+"-after "); len(es) != 0 {
 			t.Errorf("a statement of the broken transaction ran on another server session:%s", describeEntries(es))
+		}
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatalf("ROLLBACK of the broken transaction: %v, want OK", err)
+		}
+		if got := rowStrings(t, conn, fmt.Sprintf("SELECT 7 /* %s-again */", mk)); fmt.Sprint(got) != "[[7]]" {
+			t.Fatalf("SELECT after the ROLLBACK: %q", got)
+		}
+		if es := proxyEntries(c, mk+"-again "); len(es) != 1 {
+			t.Errorf("the SELECT after the ROLLBACK ran %d times:%s", len(es), describeEntries(es))
 		}
 		var n int
 		if err := c.Admin().QueryRow("SELECT COUNT(*) FROM "+obDB+".kv WHERE id IN (?, ?)", key, key+1).Scan(&n); err != nil || n != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 )
 
@@ -95,6 +96,25 @@ func TestConnectionID(t *testing.T) {
 	}
 }
 
+// waitRunning waits until MariaDB runs sql for one of c's sessions: the
+// statement has reached the backend, so obsim lists it as running and a
+// KILL QUERY of its session interrupts it.
+func waitRunning(t *testing.T, c *Cluster, sql string) {
+	t.Helper()
+	running := func() (int, error) {
+		var n int
+		err := c.admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO = ?", sql).Scan(&n)
+		return n, err
+	}
+	testkit.EventuallyDescribe(t, 10*time.Second, func() bool {
+		n, err := running()
+		return err == nil && n > 0
+	}, func() string {
+		n, err := running()
+		return fmt.Sprintf("MariaDB does not run %q (%d sessions, err %v)", sql, n, err)
+	})
+}
+
 // findRow returns the row whose first column is id.
 func findRow(r obResult, id string) ([]string, []bool) {
 	for i, row := range r.rows {
@@ -132,7 +152,7 @@ func TestShowProcesslist(t *testing.T) {
 		}
 		<-done
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitRunning(t, c, "SELECT SLEEP(30)")
 
 	watcher, err := dialOB(t, n3.Addr(), obLogin{user: "root@test"})
 	if err != nil {
@@ -243,7 +263,7 @@ func TestKillClientSessionID(t *testing.T) {
 	// KILL QUERY by client session id interrupts the running statement.
 	done := make(chan obResult, 1)
 	go func() { done <- victimA.query("SELECT SLEEP(20)") }()
-	time.Sleep(300 * time.Millisecond)
+	waitRunning(t, c, "SELECT SLEEP(20)")
 	if r := killer.query("KILL QUERY 5151"); r.err != nil {
 		t.Fatal(r.err)
 	}
