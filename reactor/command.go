@@ -124,15 +124,13 @@ func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
 // server answers itself (the statement kind for metrics, the user a
 // COM_CHANGE_USER names) and lets the common path forward them.
 func (s *Session) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
-	kind := route.StmtOther
-	switch cmd {
-	case mysqlproto.ComChangeUser:
+	if cmd == mysqlproto.ComChangeUser {
 		s.pendingUser = ""
 		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
 			s.pendingUser = string(body[:i])
 		}
 	}
-	return kind
+	return route.StmtOther
 }
 
 // forward sends the client's command to the server and streams the answer.
@@ -343,8 +341,8 @@ func (s *Session) serveAdmin(cmd mysqlproto.Command, n int, body []byte, whole b
 	if err := s.skipPacket(n); err != nil {
 		return err
 	}
-	switch cmd {
-	case mysqlproto.ComQuery:
+	switch commands[cmd].admin {
+	case adminQuery:
 		if query == nil {
 			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "internal command too long"))
 		}
@@ -357,8 +355,6 @@ func (s *Session) serveAdmin(cmd mysqlproto.Command, n int, body []byte, whole b
 			return reply.err
 		}
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate cannot run this statement for root@proxysys"))
-	}
-	switch commands[cmd].admin {
 	case adminOK:
 		return s.writeOK(0, "")
 	case adminSilent:

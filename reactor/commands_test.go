@@ -1,0 +1,35 @@
+package reactor
+
+import (
+	"testing"
+
+	"obgate/mysqlproto"
+)
+
+// TestCommandTable checks the command table against the protocol: an
+// administrator session stays silent exactly where a server would send
+// nothing, a refused command is never served, and only a reset or a
+// change of user ends a broken transaction.
+func TestCommandTable(t *testing.T) {
+	for i := range commands {
+		cmd, spec := mysqlproto.Command(i), commands[i]
+		if spec.admin == adminSilent && cmd.HasResponse() {
+			t.Errorf("%s: the administrator is silent, but a server answers it", cmd)
+		}
+		if spec.admin != adminSilent && spec.admin != adminRefused && !cmd.HasResponse() {
+			t.Errorf("%s: the administrator answers it, but a server would not", cmd)
+		}
+		if spec.refused && (spec.serve != nil || spec.admin != adminRefused) {
+			t.Errorf("%s: refused, yet served", cmd)
+		}
+		if spec.inBrokenTxn == brokenEnds && cmd != mysqlproto.ComResetConnection && cmd != mysqlproto.ComChangeUser {
+			t.Errorf("%s ends a broken transaction", cmd)
+		}
+	}
+	for _, cmd := range []mysqlproto.Command{mysqlproto.ComStmtPrepare, mysqlproto.ComStmtExecute, mysqlproto.ComStmtClose,
+		mysqlproto.ComStmtReset, mysqlproto.ComStmtFetch, mysqlproto.ComStmtSendLongData} {
+		if commands[cmd].serve == nil {
+			t.Errorf("%s is not served by the prepared-statement code of both modes", cmd)
+		}
+	}
+}
