@@ -62,6 +62,13 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 		return quit(QuitKilled, nil)
 	}
 	tinfo := target.Info()
+	if !k.query {
+		// Until the KILL is answered (and the target closed), a break of
+		// the target's server connection is the KILL's doing: no
+		// statement of the target goes again elsewhere (route.Try.Stopped).
+		target.killsPending.Add(1)
+		defer target.killsPending.Add(-1)
+	}
 	if s.ob != nil {
 		return s.obKill(k, target, tinfo, start)
 	}

@@ -124,15 +124,19 @@ func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts, body []b
 		s.move.stateful = true
 	case cmd == mysqlproto.ComQuery && (f.Kind == route.StmtSet || f.Kind == route.StmtUse || f.Pins.Holds() || f.MultiStatement):
 		s.move.stateful = true
-	case cmd == mysqlproto.ComChangeUser:
-		s.move.stateful = true // logging in elsewhere needs the new user's password
 	}
 }
 
-// afterMoveState learns from a successful answer what noteMoveState
-// waited for: the database a USE chose, or a COM_RESET_CONNECTION that
-// cleared every state the session had left on its server.
+// afterMoveState learns from an answer what noteMoveState waited for: the
+// database a USE chose, a COM_RESET_CONNECTION that cleared every state
+// the session had left on its server, a COM_CHANGE_USER.
 func (s *Session) afterMoveState(cmd mysqlproto.Command, failed bool) {
+	if cmd == mysqlproto.ComChangeUser {
+		// Logging in elsewhere would need the new user's password. Marked
+		// once the command ran (on the server the session may have just
+		// moved to), whatever its outcome.
+		s.move.stateful = true
+	}
 	if failed {
 		return
 	}

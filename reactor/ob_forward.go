@@ -285,7 +285,7 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 	be := s.findServer(tinfo.ServerAddr)
 	if be == nil || !be.alive() {
 		if be != nil {
-			s.dropServer(be)
+			s.dropBrokenServer(be) // it may hold this session's transaction
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
 		var err error
@@ -325,7 +325,7 @@ func (s *Session) killOn(be *serverConn, stmt []byte, start time.Time) error {
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(se)
 	}
-	s.dropServer(be)
+	s.dropBrokenServer(be) // it may hold this session's transaction
 	s.countStatement(route.StmtKill, true, start)
 	return s.writeError(lostServer(be.addr))
 }

@@ -51,7 +51,7 @@ func (s *Session) try(o outcome) route.Try {
 		ReadOnly: s.st.resendable,
 		Kept:     s.st.kept != nil && (!s.st.patchOn || s.st.retryPS != nil),
 		Bound:    s.st.txnBefore || s.side.bound() || s.st.routeBound,
-		Stopped:  s.closeReq.Load() != closeNone, // a KILL or a shutdown broke it, not its server
+		Stopped:  s.closeReq.Load() != closeNone || s.killsPending.Load() > 0, // a KILL or a shutdown broke it, not its server
 		Resends:  s.st.resends,
 		Budget:   s.retryBudget(),
 	}

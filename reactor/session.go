@@ -30,7 +30,9 @@ type Session struct {
 
 	state    atomic.Int32  // shared: a SessionState
 	closeReq atomic.Uint32 // shared: closeNone, closeWhenIdle or closeNow
-	torndown atomic.Bool
+	// killsPending counts KILLs of this session in flight (shared).
+	killsPending atomic.Int32
+	torndown     atomic.Bool
 
 	client     clientIO
 	netClient  *netClientIO  // set when client is a netClientIO, to free its buffer
