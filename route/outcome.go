@@ -144,7 +144,8 @@ func MayResend(t Try) bool {
 // RetryBudget is how many times one statement may go again after its
 // first try: ODP's max(connect_observer_max_retries, 2 × replicas + 1),
 // less the first try. replicas is the number of servers its route
-// offered (0 when it routed by no partition).
+// offered: the partition's replicas, or the tenant's servers for a
+// statement routed by no partition.
 func RetryBudget(maxRetries int64, replicas int) int {
 	return max(int(maxRetries), 2*replicas+1) - 1
 }
