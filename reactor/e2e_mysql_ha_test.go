@@ -122,7 +122,8 @@ func TestMySQLModeMovesSessionsOffAHungServer(t *testing.T) {
 		} {
 			t.Run(known.name, func(t *testing.T) {
 				p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+maria(t).Addr(), known.k, known.v,
-					"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms")
+					"server_detect_mode", "2", "detect_server_timeout", "1s", "server_detect_refresh_interval", "200ms",
+					"short_async_task_timeout", "1s")
 				checkSessionsMove(t, ctx, p, second)
 			})
 		}
@@ -227,6 +228,13 @@ func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, seco
 	}
 	if n, db, err := preparedPort(1); err != nil || n != maria(t).Port() || db != moveDB {
 		t.Fatalf("idle session with a prepared statement: port %d, database %q, %v; want it moved, in %s", n, db, err, moveDB)
+	}
+	// Its statement was prepared again on the new server by an internal
+	// command, whose time limit (short_async_task_timeout, 1 s here) must
+	// not outlive it: a statement longer than that runs to its end.
+	var slept int
+	if err := preparedIdle.QueryRowContext(ctx, "SELECT SLEEP(1.5)").Scan(&slept); err != nil || slept != 0 {
+		t.Fatalf("a statement longer than short_async_task_timeout after the move: %d, %v", slept, err)
 	}
 	if n, err := port(idle); err != nil || n != maria(t).Port() {
 		t.Fatalf("idle session after its server was found dead: port %d, %v; want it moved", n, err)

@@ -447,6 +447,9 @@ func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.R
 	sc := new(mysqlproto.ResponseScanner)
 	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
 	_ = be.conn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
+	// The deadline is this command's only: mysql mode sets none for the
+	// client's statements, which would otherwise inherit it.
+	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
 	buf := getChunk(4096)
 	defer putChunk(buf)
 	end, dec := 0, 0
