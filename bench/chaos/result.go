@@ -123,10 +123,13 @@ func intOrNA(v int) string {
 
 // Result is everything one scenario run measured.
 type Result struct {
-	Scenario string    `json:"scenario"`
-	Title    string    `json:"title"`
-	Target   string    `json:"target"` // obgate or haproxy
-	Started  time.Time `json:"started"`
+	Scenario string `json:"scenario"`
+	Title    string `json:"title"`
+	Target   string `json:"target"` // obgate or haproxy
+	// Build is what the obgate binary says of itself (obgate --version:
+	// the commit it was built from, "-dirty" for uncommitted changes).
+	Build   string    `json:"build,omitempty"`
+	Started time.Time `json:"started"`
 	// DurationS is the loaded part of the run.
 	DurationS float64 `json:"duration_s"`
 	// Command is the proxy's command line; Options the obgate -o values.
@@ -219,6 +222,9 @@ func secs(p *float64) string {
 // WriteText prints the report of one run.
 func (r *Result) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "\n== %s [%s]: %s\n", r.Scenario, r.Target, r.Title)
+	if r.Build != "" {
+		fmt.Fprintf(w, "   build: %s\n", r.Build)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "   ERROR: %s\n", r.Error)
 		if r.Load.Readers+r.Load.Writers == 0 {

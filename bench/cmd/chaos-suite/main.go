@@ -15,7 +15,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -137,9 +139,16 @@ func run(args []string) (int, error) {
 		stop() // a second Ctrl-C kills at once; the children die with us
 	}()
 
-	fmt.Printf("chaos suite: %d scenarios, %d workers (%d writers), rate %s, table %d rows, phases ×%g%s\n",
+	reportFile, err := os.Create(filepath.Join(outDir, "report.txt"))
+	if err != nil {
+		return 2, err
+	}
+	defer reportFile.Close()
+	report := io.MultiWriter(os.Stdout, reportFile) // the report is kept with the results
+	build := obgateBuild(ctx, set.Obgate)
+	fmt.Fprintf(report, "chaos suite: %d scenarios, %d workers (%d writers), rate %s, table %d rows, phases ×%g%s\n",
 		len(list), set.Workers, set.LoadWriters(), rateText(set.Rate), set.TableSize, set.Scale, quickText(*quick))
-	fmt.Printf("obgate %s; results in %s\n", set.Obgate, outDir)
+	fmt.Fprintf(report, "obgate %s (%s); results in %s\n", set.Obgate, build, outDir)
 	s := chaos.NewSuite(set)
 	defer s.Close()
 	var results []*chaos.Result
@@ -149,14 +158,17 @@ func run(args []string) (int, error) {
 		}
 		rs := s.Run(ctx, sc)
 		for _, r := range rs {
-			r.WriteText(os.Stdout)
+			if r.Target == "obgate" {
+				r.Build = build
+			}
+			r.WriteText(report)
 		}
 		if len(rs) == 2 {
-			chaos.WriteSideBySide(os.Stdout, rs[0], rs[1])
+			chaos.WriteSideBySide(report, rs[0], rs[1])
 		}
 		results = append(results, rs...)
 	}
-	chaos.WriteSummary(os.Stdout, results)
+	chaos.WriteSummary(report, results)
 	if err := suite.WriteJSON(filepath.Join(outDir, "summary.json"), results); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos-suite: summary.json:", err)
 	}
@@ -170,11 +182,20 @@ func run(args []string) (int, error) {
 		return 130, nil
 	}
 	if failed > 0 {
-		fmt.Printf("\n%d of %d runs had a failed expectation or could not run\n", failed, len(results))
+		fmt.Fprintf(report, "\n%d of %d runs had a failed expectation or could not run\n", failed, len(results))
 		return 1, nil
 	}
-	fmt.Printf("\nevery expectation held (UNKNOWN ones aside)\n")
+	fmt.Fprintf(report, "\nevery expectation held (UNKNOWN ones aside)\n")
 	return 0, nil
+}
+
+// obgateBuild is what the binary says of itself (its --version line).
+func obgateBuild(ctx context.Context, bin string) string {
+	b, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return "unknown build: " + err.Error()
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func rateText(r int) string {
