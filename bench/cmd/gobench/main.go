@@ -37,6 +37,7 @@ const (
 
 var sets = []benchSet{
 	{"./reactor", "^BenchmarkForward$", "one small statement's round trip through an in-process obgate in mysql routing mode to an in-process fake server, per client I/O mode (allocations are all of obgate's, the fake server's and the client's; the fake server and the client allocate nothing)"},
+	{"./reactor", "^BenchmarkForwardPrepared$", "mysql routing mode, as go-sql-driver sends a query with parameters: COM_STMT_PREPARE, COM_STMT_EXECUTE and COM_STMT_CLOSE through obgate, which keeps the statement's text, gives the client its own id and translates it, to an in-process fake server"},
 	{"./reactor", "^BenchmarkForwardOB$", "the same in OceanBase mode: obgate speaks OB 2.0 (both checksums) to an in-process fake one-node cluster, choosing the server session and checking that it is alive for every statement"},
 	{"./route", "^BenchmarkRouteDecision", "OceanBase mode: the routing decision of a point statement on a cached partitioned table, lexer, location-cache lookup, partition calculation and replica order included (text, and an execute with its parameters)"},
 	{"./reactor", "^BenchmarkSessionVarsInSync$", "OceanBase mode: the check before every statement of whether a server session already has the client's session state (database, system and user variables), when nothing changed"},
