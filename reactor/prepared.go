@@ -98,14 +98,6 @@ func (t *stmtTable) leftHome(be *serverConn) {
 	}
 }
 
-// kindOf is the statement kind of id, for the sqlType metric label.
-func (t *stmtTable) kindOf(id uint32) route.StmtKind {
-	if p := t.byID[id]; p != nil {
-		return p.kind
-	}
-	return route.StmtOther
-}
-
 // errStatementHomeLost: the server that held a statement's long data or
 // open cursor is gone.
 var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandler,
