@@ -1,8 +1,9 @@
 package reactor
 
 import (
-	"github.com/cloudwego/netpoll"
 	"obgate/internal/npbound"
+
+	"github.com/cloudwego/netpoll"
 )
 
 // netpollClientIO runs a session's command phase on a netpoll connection.

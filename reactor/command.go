@@ -42,11 +42,7 @@ func (s *Session) serveCommand() error {
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
 	s.st = s.st.next()
-	if s.ob != nil {
-		s.ob.begunWith = nil
-		s.st.txnBefore = s.serverInTrans()
-		s.ob.route.resetRoute()
-	}
+	s.side.begin()
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
 	s.stmtCount.Add(1)
@@ -69,9 +65,7 @@ func (s *Session) serveCommand() error {
 			return err
 		}
 		need = s.noteStatement(f, whole)
-		if s.ob != nil {
-			s.ob.route.routeBy(body, f, nil)
-		}
+		s.side.routeQuery(body, f)
 	default:
 		spec := &commands[cmd]
 		if spec.refused {
@@ -95,9 +89,7 @@ func (s *Session) serveCommand() error {
 			return err
 		}
 	}
-	if s.ob == nil {
-		s.noteMoveState(cmd, &s.st.facts, body, whole)
-	}
+	s.side.noteState(cmd, &s.st.facts, body, whole)
 	if err := s.side.acquire(need); err != nil {
 		return s.refuse(n, err)
 	}
@@ -163,11 +155,11 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 	}
 	s.releaseKept()
 	if o.fail == route.FailHeldERR {
-		if s.ob != nil && s.endsTxnByClosing() {
+		if s.endsTxnByClosing() {
 			s.countStatement(kind, false, start)
 			return true, s.rollbackByClosing(o.errCode)
 		}
-		if s.ob != nil && s.commitsTxn() {
+		if s.commitsTxn() {
 			s.countStatement(kind, true, start)
 			return false, s.commitRefused(o.errCode)
 		}
@@ -279,29 +271,6 @@ func maybeInternal(info route.StmtInfo) bool {
 		return info.Second == "ROUTE"
 	}
 	return false
-}
-
-// skipPacket consumes one logical packet of n payload bytes (continuations
-// included) from the client without forwarding it.
-func (s *Session) skipPacket(n int) error {
-	for {
-		for rem := mysqlproto.HeaderLen + n; rem > 0; {
-			k := min(rem, chunkSize)
-			if _, err := s.client.Next(k); err != nil {
-				return quit(QuitClientNetwork, err)
-			}
-			s.client.Release()
-			rem -= k
-		}
-		if n < mysqlproto.MaxPayloadLen {
-			return nil
-		}
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
-		if err != nil {
-			return quit(QuitClientNetwork, err)
-		}
-		n, _ = mysqlproto.ParseHeader(hdr)
-	}
 }
 
 // writePacket sends one packet answering the current command, with the

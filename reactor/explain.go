@@ -30,12 +30,15 @@ var ErrNotOceanBase = errors.New("EXPLAIN ROUTE needs an OceanBase-mode session"
 // runs on the session's own goroutine (from the interceptor) and does not
 // send the statement anywhere.
 func (s *Session) ExplainRoute(stmt []byte) RouteExplanation {
-	var out RouteExplanation
-	if s.ob == nil {
-		out.Err = ErrNotOceanBase
-		return out
+	if s.admin {
+		return RouteExplanation{Err: ErrNotOceanBase}
 	}
-	ob := s.ob
+	return s.side.explain(stmt)
+}
+
+// explain is ExplainRoute in OceanBase mode.
+func (ob *obSession) explain(stmt []byte) RouteExplanation {
+	var out RouteExplanation
 	own := append([]byte(nil), stmt...)
 	out.Facts = route.Lex(own)
 	need := needAny
@@ -47,8 +50,8 @@ func (s *Session) ExplainRoute(stmt []byte) RouteExplanation {
 	ob.route.resetRoute()
 	ob.route.routeBy(own, &out.Facts, nil)
 	ob.route.explain = &out.Plan
-	be, err := s.pickServer(context.Background(), need)
-	out.Bound = s.st.routeBound
+	be, err := ob.pickServer(context.Background(), need)
+	out.Bound = ob.s.st.routeBound
 	if err != nil {
 		out.Err = err
 		return out

@@ -1,80 +1,11 @@
 package reactor
 
 import (
-	"encoding/binary"
 	"errors"
 	"time"
 
 	"obgate/mysqlproto"
 )
-
-// relayPacket streams one logical client packet (whose header says n
-// payload bytes, continuation packets included) to the server, in pieces of
-// at most chunkSize, without holding it whole. It returns the number of
-// bytes sent. Errors are sessionErrors: a client failure closes the
-// session; a server failure gets the client an ERR (nothing was answered
-// yet) and closes it too.
-//
-// In OceanBase mode each piece goes out as an OB20 frame when the server
-// session speaks OB 2.0, a statement id set in patchID is written into the
-// first piece, and a one-piece request whose write fails outside a
-// transaction is sent to another server session instead: a server that
-// refused the bytes cannot have run them.
-//
-// With keep, a one-piece request is not released after it went out: it
-// stays in the client buffer as s.st.kept until the first byte of its answer
-// reaches the client (releaseKept), so that it can be sent again to
-// another server. Larger requests are streamed and cannot be resent.
-func (s *Session) relayPacket(n int, keep bool) (int64, error) {
-	var sent int64
-	total := 0
-	first := true
-	for {
-		total += n
-		if int64(total) > s.cfg.MaxPacketSize {
-			return sent, quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
-				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
-		}
-		for rem := mysqlproto.HeaderLen + n; rem > 0; {
-			k := min(rem, chunkSize)
-			p, err := s.client.Next(k)
-			if err != nil {
-				return sent, quit(QuitClientNetwork, err)
-			}
-			if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
-				binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
-			}
-			last := k == rem && n < mysqlproto.MaxPayloadLen
-			err = s.backend.writeRequest(p, first, last)
-			if err != nil && first && last {
-				err = s.side.refusedWrite(p, err)
-			}
-			if keep && first && last && err == nil {
-				s.st.kept = p
-			} else {
-				s.client.Release()
-			}
-			if err != nil && first && last {
-				// Nothing of a one-piece request reached the server.
-				return sent, s.side.brokeBeforeAnswer(err)
-			}
-			if err != nil {
-				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
-			}
-			first = false
-			sent += int64(k)
-			rem -= k
-		}
-		if n < mysqlproto.MaxPayloadLen {
-			return sent, nil
-		}
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
-		if err != nil {
-			return sent, quit(QuitClientNetwork, err)
-		}
-		n, _ = mysqlproto.ParseHeader(hdr)
-	}
-}
 
 // relayResponse streams the server's answer to cmd to the client. It reads
 // the server into one pooled buffer, lets the ResponseScanner decide packet
@@ -93,7 +24,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk.
-	win := newRespWindow(s.backend, s.ob == nil)
+	win := newRespWindow(s.backend, !s.side.rewritesAnswers())
 	defer func() { win.close() }()
 	var written int64
 	dec := 0 // win.buf[:dec] decided
@@ -253,4 +184,22 @@ func (s *Session) learnSessionState(raw []byte) {
 			}
 		}
 	}
+}
+
+// sendRequest writes a request obgate holds whole (not streamed from the
+// client) to be.
+//
+// A write the server refused means nothing of the request ran there:
+// outside a transaction the request goes to another server session
+// (refusedWrite); otherwise the failure is what a server break before the
+// answer is (brokeBeforeAnswer), which the caller answers with
+// answerFailure.
+func (s *Session) sendRequest(be *serverConn, pkt []byte) error {
+	if err := be.writeRequest(pkt, true, true); err != nil {
+		if err = s.side.refusedWrite(pkt, err); err != nil {
+			return s.side.brokeBeforeAnswer(err)
+		}
+	}
+	s.srv.metrics.bytesFromClient.Add(len(pkt))
+	return nil
 }

@@ -27,6 +27,7 @@ const maxLoginPacket = 1 << 20
 func (srv *Server) handleConn(conn net.Conn) {
 	defer srv.wg.Done()
 	s := &Session{srv: srv, id: srv.newSessionID(), connectedAt: time.Now(), rawConn: conn}
+	s.setSide(srv.cfg.Load())
 	s.clientAddr = conn.RemoteAddr().String()
 	s.lastActive.Store(s.connectedAt.UnixNano())
 	s.curCmd.Store(-1)
@@ -50,27 +51,40 @@ func (srv *Server) handleConn(conn net.Conn) {
 	s.serveTransport()
 }
 
-// handshake logs the client in. In mysql routing mode it relays the
+// setSide makes the session's server side for the routing mode in effect.
+// It runs before any other goroutine can see the session, and the side
+// never changes, so any goroutine may read s.side, s.ob and s.my.
+func (s *Session) setSide(cfg *config.Config) {
+	if cfg.ServerRoutingMode == "mysql" {
+		s.my = &mysqlSide{s: s}
+		s.side = s.my
+		return
+	}
+	s.ob = &obSession{s: s}
+	s.side = s.ob
+}
+
+// handshake logs the client in, within client_handshake_timeout, the way
+// the session's routing mode does it (serverSide.login).
+func (s *Session) handshake(count int64) error {
+	cfg := s.srv.cfg.Load()
+	deadline := time.Now().Add(cfg.ClientHandshakeTimeout)
+	_ = s.rawConn.SetDeadline(deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if err := s.side.login(ctx, count, cfg, deadline); err != nil {
+		return err
+	}
+	_ = s.rawConn.SetDeadline(time.Time{})
+	return nil
+}
+
+// mysqlHandshake logs a client in, mysql routing mode's way: it relays the
 // server's greeting (with obgate's connection id) so that the client's
 // login reaches the server unchanged; administrator logins and refused
 // connections get obgate's own greeting or answer.
-func (s *Session) handshake(count int64) error {
+func (s *Session) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	srv := s.srv
-	cfg := srv.cfg.Load()
-	conn := s.rawConn
-	deadline := time.Now().Add(cfg.ClientHandshakeTimeout)
-	_ = conn.SetDeadline(deadline)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	if cfg.ServerRoutingMode != "mysql" {
-		if err := s.obHandshake(ctx, count, cfg); err != nil {
-			s.closeServers()
-			return err
-		}
-		_ = s.rawConn.SetDeadline(time.Time{})
-		return nil
-	}
-
 	overLimit := cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections
 	var (
 		be    *serverConn
@@ -96,7 +110,7 @@ func (s *Session) handshake(count int64) error {
 		}
 	}
 	greet := s.greeting(sh, cfg)
-	s.move.scramble = greet.AuthData
+	s.my.move.scramble = greet.AuthData
 	cpio, first, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
 		closeBackend()
@@ -138,10 +152,8 @@ func (s *Session) handshake(count int64) error {
 		closeBackend()
 		return err
 	}
-	_ = s.rawConn.SetDeadline(time.Time{})
 	_ = be.conn.SetDeadline(time.Time{})
 	s.backend = be
-	s.side = mysqlSide{s}
 	return nil
 }
 
@@ -287,7 +299,7 @@ func (s *Session) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, fi
 			if round == 0 {
 				// Accepted at once: the client's token answered the
 				// greeting's scramble (no auth switch).
-				s.keepMoveLogin(resp, serverCaps)
+				s.my.keepMoveLogin(resp, serverCaps)
 			}
 			return nil
 		case mysqlproto.ERRHeader:

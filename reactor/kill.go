@@ -41,22 +41,18 @@ func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
 // (CONNECTION_ID() of a MySQL server). It resolves to exactly one session
 // or to none (ERR 1094), never to a session that merely has an equal id.
 func (s *Session) kill(k killStmt, start time.Time) error {
-	fail := func(e *mysqlproto.SQLError) error {
-		s.countStatement(route.StmtKill, true, start)
-		return s.writeError(e)
-	}
 	target, found := s.killTarget(k.id)
 	if !found {
-		if !s.srv.ids.layout.isClientID(k.id) && s.currentServer() != nil {
+		if !s.srv.ids.layout.isClientID(k.id) && s.side.current() != nil {
 			// A connection of the server's own that no obgate session
 			// holds: the server decides, as for a direct client.
 			return s.forwardKill(k, k.id, start)
 		}
-		return fail(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
+		return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	if target == s {
 		if k.query {
-			return fail(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"))
+			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"), start)
 		}
 		_ = s.writeError(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"))
 		return quit(QuitKilled, nil)
@@ -69,22 +65,32 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 		target.killsPending.Add(1)
 		defer target.killsPending.Add(-1)
 	}
-	if s.ob != nil {
-		return s.obKill(k, target, tinfo, start)
-	}
+	return s.side.killSession(k, target, tinfo, start)
+}
+
+// killFailed answers a KILL with e.
+func (s *Session) killFailed(e *mysqlproto.SQLError, start time.Time) error {
+	s.countStatement(route.StmtKill, true, start)
+	return s.writeError(e)
+}
+
+// killSession is kill of another session in mysql routing mode: on the
+// same server the server decides, with its own id; on another one obgate
+// closes the target's connection if the user owns it.
+func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+	s := m.s
 	if tinfo.ServerAddr != s.backend.addr {
 		if k.query {
-			return fail(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
-				"KILL QUERY %d: that session runs on %s, this one on %s; connect through obgate to the same server", k.id, tinfo.ServerAddr, s.backend.addr))
+			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+				"KILL QUERY %d: that session runs on %s, this one on %s; connect through obgate to the same server", k.id, tinfo.ServerAddr, s.backend.addr), start)
 		}
 		if tinfo.User != s.userName() {
-			return fail(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
+			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id), start)
 		}
 		target.requestClose(closeNow)
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
-	// Same server: let the server decide, with the server's id.
 	err := s.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
 		target.requestClose(closeNow)
@@ -94,22 +100,13 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 
 // killTarget resolves a KILL id to a live, non-administrator session: an
 // obgate id names a session of this process; any other id is a server's
-// connection id. A MySQL server's thread ids are its own, so they are
-// looked up among the server sessions to the server this session uses
-// (the server a direct client would have asked); an OBServer session id
-// is unique in its cluster, so it is looked up on every server of the
-// session's cluster.
+// connection id, looked up by the routing mode (serverIDOwner).
 func (s *Session) killTarget(id uint32) (*Session, bool) {
 	var target *Session
-	switch {
-	case s.srv.ids.layout.isClientID(id):
+	if s.srv.ids.layout.isClientID(id) {
 		target, _ = s.srv.Session(id)
-	case s.ob != nil:
-		target = s.srv.servers.ownerAnywhere(id, func(be *serverConn) bool {
-			return be.owner != nil && be.owner.ob != nil && be.owner.ob.cluster == s.ob.cluster
-		})
-	case s.backend != nil:
-		target = s.srv.servers.ownerOf(s.backend.addr, id)
+	} else {
+		target = s.side.serverIDOwner(id)
 	}
 	if target == nil || target.Info().Admin { // Info locks: target may be logging in
 		return nil, false
@@ -117,36 +114,58 @@ func (s *Session) killTarget(id uint32) (*Session, bool) {
 	return target, true
 }
 
-// currentServer is the server session the session's last statement used,
-// or nil.
-func (s *Session) currentServer() *serverConn {
-	if s.ob != nil {
-		return s.ob.last
+// serverIDOwner: a MySQL server's thread ids are its own, so they are
+// looked up among the server sessions to the server this session uses
+// (the server a direct client would have asked).
+func (m *mysqlSide) serverIDOwner(id uint32) *Session {
+	if m.s.backend == nil {
+		return nil
 	}
-	return s.backend
+	return m.s.srv.servers.ownerOf(m.s.backend.addr, id)
+}
+
+// serverIDOwner: an OBServer session id is unique in its cluster, so it is
+// looked up on every server of the session's cluster.
+func (o *obSession) serverIDOwner(id uint32) *Session {
+	return o.s.srv.servers.ownerAnywhere(id, func(be *serverConn) bool {
+		return be.owner != nil && be.owner.ob != nil && be.owner.ob.cluster == o.cluster
+	})
+}
+
+// appendKill appends the text of KILL [QUERY] id, as a COM_QUERY payload.
+func appendKill(dst []byte, query bool, id uint32) []byte {
+	dst = append(dst, byte(mysqlproto.ComQuery))
+	dst = append(dst, "KILL "...)
+	if query {
+		dst = append(dst, "QUERY "...)
+	}
+	return strconv.AppendUint(dst, uint64(id), 10)
 }
 
 // forwardKill sends KILL [QUERY] serverID to the session's current server
-// and answers the client with the server's answer (mysql mode) or with
-// obgate's own OK or the server's ERR (OceanBase mode).
+// and answers the client (sendKill).
 func (s *Session) forwardKill(k killStmt, serverID uint32, start time.Time) error {
-	stmt := []byte{byte(mysqlproto.ComQuery)}
-	stmt = append(stmt, "KILL "...)
-	if k.query {
-		stmt = append(stmt, "QUERY "...)
-	}
-	stmt = strconv.AppendUint(stmt, uint64(serverID), 10)
-	if s.ob == nil {
-		return s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
-	}
-	be := s.ob.last
-	if !be.alive() {
-		s.dropBrokenServer(be)
-		s.countStatement(route.StmtKill, true, start)
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id))
-	}
-	return s.killOn(be, stmt, start)
+	return s.side.sendKill(k, appendKill(nil, k.query, serverID), start)
 }
+
+// sendKill: the server's answer goes to the client as it is.
+func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
+	return m.s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+}
+
+// sendKill: obgate's own OK or the server's ERR (killOn).
+func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
+	be := o.last
+	if !be.alive() {
+		o.dropBrokenServer(be)
+		return o.s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
+	}
+	return o.killOn(be, stmt, start)
+}
+
+func (m *mysqlSide) current() *serverConn { return m.s.backend }
+
+func (o *obSession) current() *serverConn { return o.last }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.

@@ -149,15 +149,12 @@ func (s *Session) countTransaction() {
 }
 
 // tenantMetrics returns the session's statement series: by cluster and
-// tenant in OceanBase mode (both checked at login), unlabelled in mysql
-// routing mode, where login names may carry any tenant.
+// tenant in OceanBase mode (set at login, where both were checked),
+// unlabelled otherwise (mysql routing mode, where login names may carry
+// any tenant, and sessions that did not log in).
 func (s *Session) tenantMetrics() *tenantMetrics {
 	if s.tm == nil {
-		if s.ob != nil {
-			s.tm = s.srv.metrics.forTenant(s.identity.Cluster, s.identity.Tenant)
-		} else {
-			s.tm = s.srv.metrics.forTenant("", "")
-		}
+		s.tm = s.srv.metrics.forTenant("", "")
 	}
 	return s.tm
 }

@@ -53,14 +53,15 @@ type moveLogin struct {
 // keepMoveLogin recovers SHA1(password) from the client's login when
 // obgate knows the user's hash (mysql_user_hashes, or mysql.user read
 // with mysql_hash_reader_user), so that the session may move later.
-func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlproto.Capability) {
+func (m *mysqlSide) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlproto.Capability) {
+	s := m.s
 	if resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword {
 		return
 	}
 	if len(resp.AuthResponse) == 0 {
 		// A user without a password: logging in elsewhere needs nothing
 		// obgate does not have.
-		s.keepMove(resp, []byte{}, caps)
+		m.keepMove(resp, []byte{}, caps)
 		return
 	}
 	hashes := s.srv.userHashCandidates(s.identity.User)
@@ -69,7 +70,7 @@ func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlpr
 	}
 	var stage1 []byte
 	for _, stage2 := range hashes {
-		if st, good := mysqlproto.RecoverNativeStage1(s.move.scramble, resp.AuthResponse, stage2); good {
+		if st, good := mysqlproto.RecoverNativeStage1(m.move.scramble, resp.AuthResponse, stage2); good {
 			stage1 = st
 			break
 		}
@@ -79,16 +80,17 @@ func (s *Session) keepMoveLogin(resp *mysqlproto.HandshakeResponse, caps mysqlpr
 			"session", s.id, "user", s.identity.User)
 		return
 	}
-	s.keepMove(resp, stage1, caps)
+	m.keepMove(resp, stage1, caps)
 }
 
 // keepMove keeps what logging in elsewhere needs; an empty (non-nil)
 // stage1 stands for an empty password.
-func (s *Session) keepMove(resp *mysqlproto.HandshakeResponse, stage1 []byte, caps mysqlproto.Capability) {
+func (m *mysqlSide) keepMove(resp *mysqlproto.HandshakeResponse, stage1 []byte, caps mysqlproto.Capability) {
+	s := m.s
 	r := *resp
 	r.User = s.identity.User
 	r.Attrs = append([]mysqlproto.ConnAttr(nil), resp.Attrs...)
-	s.move.resp, s.move.stage1, s.move.caps = &r, stage1, caps
+	m.move.resp, m.move.stage1, m.move.caps = &r, stage1, caps
 }
 
 // userHash finds user's hash in a mysql_user_hashes list
@@ -113,40 +115,41 @@ func userHash(list, user string) ([]byte, bool) {
 // does not: the database is replayed at the next login (its name is kept
 // until the server answers, useDB); prepared statements do not either
 // (prepared.go).
-func (s *Session) noteMoveState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool) {
-	s.move.useDB, s.move.using = "", false
+func (m *mysqlSide) noteMoveState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool) {
+	m.move.useDB, m.move.using = "", false
 	switch {
 	case cmd == mysqlproto.ComQuery && f.Kind == route.StmtUse && whole && !f.MultiStatement:
 		if name, ok := route.UseTarget(body); ok {
-			s.move.useDB, s.move.using = name, true
+			m.move.useDB, m.move.using = name, true
 			return
 		}
-		s.move.stateful = true
+		m.move.stateful = true
 	case cmd == mysqlproto.ComQuery && (f.Kind == route.StmtSet || f.Kind == route.StmtUse || f.Pins.Holds() || f.MultiStatement):
-		s.move.stateful = true
+		m.move.stateful = true
 	}
 }
 
 // afterMoveState learns from an answer what noteMoveState waited for: the
 // database a USE chose, a COM_RESET_CONNECTION that cleared every state
 // the session had left on its server, a COM_CHANGE_USER.
-func (s *Session) afterMoveState(cmd mysqlproto.Command, failed bool) {
+func (m *mysqlSide) afterMoveState(cmd mysqlproto.Command, failed bool) {
+	s := m.s
 	if cmd == mysqlproto.ComChangeUser {
 		// Logging in elsewhere would need the new user's password. Marked
 		// once the command ran (on the server the session may have just
 		// moved to), whatever its outcome.
-		s.move.stateful = true
+		m.move.stateful = true
 	}
 	if failed {
 		return
 	}
 	switch cmd {
 	case mysqlproto.ComQuery:
-		if s.move.using {
-			s.setDB(s.move.useDB)
+		if m.move.using {
+			s.setDB(m.move.useDB)
 		}
 	case mysqlproto.ComResetConnection:
-		s.move.stateful = false
+		m.move.stateful = false
 	}
 	if cmd == mysqlproto.ComResetConnection || cmd == mysqlproto.ComChangeUser {
 		// The server closed every prepared statement.
@@ -157,16 +160,18 @@ func (s *Session) afterMoveState(cmd mysqlproto.Command, failed bool) {
 
 // movable reports whether the session may move to another server now.
 // Only the goroutine running the session's command calls it.
-func (s *Session) movable() bool {
-	return !s.inTrans.Load() && s.movableOutsideTxn()
+func (m *mysqlSide) movable() bool {
+	s := m.s
+	return !s.inTrans.Load() && m.movableOutsideTxn()
 }
 
 // movableOutsideTxn reports whether the session could move but for an
 // open transaction: its server's loss then breaks the transaction (ERR
 // 6002 until the client ends it, txnbroken.go) and the session moves
 // after it.
-func (s *Session) movableOutsideTxn() bool {
-	return s.ob == nil && s.move.stage1 != nil && !s.move.stateful && !s.move.closedOnPurpose.Load() &&
+func (m *mysqlSide) movableOutsideTxn() bool {
+	s := m.s
+	return m.move.stage1 != nil && !m.move.stateful && !m.move.closedOnPurpose.Load() &&
 		s.closeReq.Load() == closeNone && s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 
@@ -176,7 +181,8 @@ func (b *serverConn) serverLost() bool { return b.closed.Load() || b.peerGone.Lo
 // moveServer logs the client in on another listed server (the current
 // one last) and makes that the session's server session. The old one is
 // closed.
-func (s *Session) moveServer() (*serverConn, error) {
+func (m *mysqlSide) moveServer() (*serverConn, error) {
+	s := m.s
 	old := s.backend
 	if old != nil {
 		s.st.tried = append(s.st.tried, old.addr)
@@ -189,7 +195,7 @@ func (s *Session) moveServer() (*serverConn, error) {
 	}
 	var lastErr error = errNoServer
 	for _, addr := range rt.Addrs {
-		be, err := s.loginOn(ctx, addr)
+		be, err := m.loginOn(ctx, addr)
 		if err != nil {
 			lastErr = err
 			continue
@@ -212,17 +218,18 @@ func (s *Session) moveServer() (*serverConn, error) {
 
 // loginOn opens a server session to addr logged in as the client, in the
 // client's current database.
-func (s *Session) loginOn(ctx context.Context, addr string) (*serverConn, error) {
+func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*serverConn, error) {
+	s := m.s
 	be, h, pio, err := s.srv.dial(ctx, nil, addr)
 	if err != nil {
 		return nil, err
 	}
-	r := *s.move.resp
-	r.Capability = s.move.caps
+	r := *m.move.resp
+	r.Capability = m.move.caps
 	r.AuthPlugin = mysqlproto.AuthNativePassword
 	r.AuthResponse = nil
-	if len(s.move.stage1) > 0 {
-		r.AuthResponse = mysqlproto.NativeTokenFromStage1(h.AuthData, s.move.stage1)
+	if len(m.move.stage1) > 0 {
+		r.AuthResponse = mysqlproto.NativeTokenFromStage1(h.AuthData, m.move.stage1)
 	}
 	r.Database = s.DB()
 	if r.Database != "" {

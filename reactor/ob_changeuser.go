@@ -30,8 +30,8 @@ import (
 // others still carry the old state.
 //
 // Called by the goroutine running the session's command.
-func (s *Session) obChangeUser(n int, start time.Time) error {
-	ob := s.ob
+func (o *obSession) obChangeUser(n int, start time.Time) error {
+	s := o.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
 		return err
@@ -42,33 +42,33 @@ func (s *Session) obChangeUser(n int, start time.Time) error {
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Malformed COM_CHANGE_USER"))
 	}
 	id := route.ParseUsername(cu.User, s.cfg.UsernameSeparators())
-	if e := s.changeUserRefusal(id); e != nil {
+	if e := o.changeUserRefusal(id); e != nil {
 		s.countStatement(route.StmtOther, true, start)
 		return s.writeError(e)
 	}
 	// The change ends any transaction, refused or not; a held BEGIN has
 	// not started one on a server yet.
-	ob.heldBegin = nil
-	be, err := s.routeStatement(needAny)
+	o.heldBegin = nil
+	be, err := o.routeStatement(needAny)
 	if err != nil {
-		s.changeUserRefused(nil)
+		o.changeUserRefused(nil)
 		s.countStatement(route.StmtOther, true, start)
 		return s.writeErrorFor(err)
 	}
 	fwd := *cu
-	fwd.User = id.User + "@" + ob.tenant
+	fwd.User = id.User + "@" + o.tenant
 	if !fwd.HasCharset {
-		fwd.HasCharset, fwd.Charset = true, uint16(ob.login.Charset)
+		fwd.HasCharset, fwd.Charset = true, uint16(o.clientLogin.Charset)
 	}
 	if fwd.AuthPlugin == "" {
 		fwd.AuthPlugin = mysqlproto.AuthNativePassword
 	}
-	res, err := s.changeUserExchange(be, fwd.Append(nil, serverLoginCaps(ob.login.Capability)), fwd.AuthResponse, fwd.AuthPlugin)
+	res, err := o.changeUserExchange(be, fwd.Append(nil, serverLoginCaps(o.clientLogin.Capability)), fwd.AuthResponse, fwd.AuthPlugin)
 	if err != nil {
 		return err
 	}
 	if res.ok == nil {
-		s.changeUserRefused(be)
+		o.changeUserRefused(be)
 		s.countStatement(route.StmtOther, true, start)
 		if res.lost != nil {
 			s.srv.log.Warn("server session failed during COM_CHANGE_USER", "session", s.id, "server", be.addr, "err", res.lost)
@@ -76,26 +76,26 @@ func (s *Session) obChangeUser(n int, start time.Time) error {
 		}
 		return nil
 	}
-	s.changedUser(be, cu, id, res)
+	o.changedUser(be, cu, id, res)
 	s.countStatement(route.StmtOther, false, start)
 	s.replySeq = res.okSeq
-	return s.writePacket(s.clientOK(*res.ok))
+	return s.writePacket(o.clientOK(*res.ok))
 }
 
 // changeUserRefusal returns the error for a COM_CHANGE_USER that obgate
 // does not forward: another tenant or cluster than the session's (a
 // server session belongs to one tenant), obgate's own administrator, or
 // proxyro@sys from a client.
-func (s *Session) changeUserRefusal(id route.Identity) *mysqlproto.SQLError {
-	ob := s.ob
+func (o *obSession) changeUserRefusal(id route.Identity) *mysqlproto.SQLError {
+	s := o.s
 	switch {
 	case id.IsProxySys():
 		return mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "COM_CHANGE_USER to %s is not supported; open a new connection", id.User+"@"+id.Tenant)
-	case id.Tenant != "" && id.Tenant != ob.tenant, id.Cluster != "" && id.Cluster != ob.cluster.Name():
+	case id.Tenant != "" && id.Tenant != o.tenant, id.Cluster != "" && id.Cluster != o.cluster.Name():
 		return mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
 			"COM_CHANGE_USER to another tenant or cluster is not supported; open a new connection")
-	case id.User == route.UserProxyRO && ob.tenant == route.TenantSys && !s.cfg.SkipProxyroCheck:
-		return mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "Access denied for user '%s'", id.User+"@"+ob.tenant)
+	case id.User == route.UserProxyRO && o.tenant == route.TenantSys && !s.cfg.SkipProxyroCheck:
+		return mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "Access denied for user '%s'", id.User+"@"+o.tenant)
 	}
 	return nil
 }
@@ -118,7 +118,8 @@ const maxChangeUserRounds = 8
 // The final OK is returned, not sent. token and plugin are the auth
 // response req carries. A returned error ends the client session; a
 // failed server session is reported in the result.
-func (s *Session) changeUserExchange(be *serverConn, req []byte, token []byte, plugin string) (changeUserResult, error) {
+func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte, plugin string) (changeUserResult, error) {
+	s := o.s
 	res := changeUserResult{token: token, plugin: plugin}
 	out, _ := mysqlproto.AppendPacket(nil, 0, req)
 	if err := be.writeRequest(out, true, true); err != nil {
@@ -126,7 +127,7 @@ func (s *Session) changeUserExchange(be *serverConn, req []byte, token []byte, p
 		return res, nil
 	}
 	s.srv.metrics.bytesFromClient.Add(len(out))
-	sp := serverPackets{be: be, timeout: s.queryTimeout()}
+	sp := serverPackets{be: be, timeout: o.queryTimeout()}
 	for range maxChangeUserRounds {
 		p, seq, err := sp.next()
 		if err != nil {
@@ -162,7 +163,7 @@ func (s *Session) changeUserExchange(be *serverConn, req []byte, token []byte, p
 			if fastOK {
 				continue // the server's OK follows without the client
 			}
-			reply, err := s.readAuthReply()
+			reply, err := o.readAuthReply()
 			if err != nil {
 				return res, err
 			}
@@ -185,7 +186,8 @@ func (s *Session) changeUserExchange(be *serverConn, req []byte, token []byte, p
 
 // readAuthReply reads the client's answer to an auth round, header
 // included, and sets the sequence id of the next packet to the client.
-func (s *Session) readAuthReply() ([]byte, error) {
+func (o *obSession) readAuthReply() ([]byte, error) {
+	s := o.s
 	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return nil, quit(QuitClientNetwork, err)
@@ -205,9 +207,9 @@ func (s *Session) readAuthReply() ([]byte, error) {
 
 // changedUser makes the session the new user's after the server accepted
 // a COM_CHANGE_USER on be.
-func (s *Session) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
-	ob := s.ob
-	login := *ob.login
+func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
+	s := o.s
+	login := *o.clientLogin
 	login.User = cu.User
 	login.AuthResponse, login.AuthPlugin = res.token, res.plugin
 	login.Database = cu.Database
@@ -217,35 +219,36 @@ func (s *Session) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id rout
 	if cu.HasAttrs {
 		login.Attrs = cu.Attrs
 	}
-	ob.login = &login
-	s.resetOB(be)
-	ob.vars.setDB(cu.Database)
-	ob.vars.learn(res.ok.SessionState, res.ok.Status, ob.feedback)
-	ob.vars.markSynced(&be.sync)
+	o.clientLogin = &login
+	o.resetOB(be)
+	o.vars.setDB(cu.Database)
+	o.vars.learn(res.ok.SessionState, res.ok.Status, o.feedback)
+	o.vars.markSynced(&be.sync)
 	be.status = res.ok.Status
 	s.status = res.ok.Status
 	s.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
 	s.stmts.reset()
-	ob.publishedDB = ob.vars.dbVer
+	o.publishedDB = o.vars.dbVer
 	s.mu.Lock()
 	s.user = cu.User
 	s.identity.User = id.User
-	s.db = ob.vars.db
+	s.db = o.vars.db
 	s.mu.Unlock()
-	s.publishOB()
+	o.publishOB()
 }
 
 // changeUserRefused resets the session after a COM_CHANGE_USER that did
 // not succeed on be (nil when it found no server session).
-func (s *Session) changeUserRefused(be *serverConn) {
+func (o *obSession) changeUserRefused(be *serverConn) {
+	s := o.s
 	if be != nil {
-		s.dropServer(be)
+		o.dropServer(be)
 	}
-	s.resetOB(nil)
+	o.resetOB(nil)
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
 	s.stmts.reset()
-	s.publishOB()
+	o.publishOB()
 }
 
 // serverPackets reads whole packets from a server session, for the

@@ -20,13 +20,14 @@ import (
 // session state. The OK is the one the scanner decoded; clientOK rewrites
 // it from that. It returns the buffer (a bigger one when the packet grew)
 // and the shifted positions.
-func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
+func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
+	s := o.s
 	sc := &s.scanner
 	if sc.IsErr() {
 		return buf, dec, end
 	}
 	if sc.ExtraOK() {
-		return s.dropExtraOK(buf, dec, end)
+		return o.dropExtraOK(buf, dec, end)
 	}
 	st := sc.Status()
 	s.status = st
@@ -39,8 +40,8 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	if !good {
 		return buf, dec, end
 	}
-	s.ob.vars.learn(ok.SessionState, ok.Status, s.ob.feedback)
-	out := s.clientOK(ok)
+	o.vars.learn(ok.SessionState, ok.Status, o.feedback)
+	out := o.clientOK(ok)
 	delta := len(out) - len(p)
 	start := dec - len(p) - mysqlproto.HeaderLen
 	if end+delta > len(buf) {
@@ -60,10 +61,11 @@ func (s *Session) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 // feedback of a SELECT travels there) and removes the packet, which ends
 // at buf[dec], from what the client gets: the client's response ends with
 // the EOF, as it expects.
-func (s *Session) dropExtraOK(buf []byte, dec, end int) ([]byte, int, int) {
+func (o *obSession) dropExtraOK(buf []byte, dec, end int) ([]byte, int, int) {
+	s := o.s
 	sc := &s.scanner
 	if ok, good := sc.OK(); good && ok.Status.Has(mysqlproto.StatusSessionStateChange) {
-		s.ob.vars.learn(ok.SessionState, ok.Status, s.ob.feedback)
+		o.vars.learn(ok.SessionState, ok.Status, o.feedback)
 	}
 	start := dec - len(sc.Packet()) - mysqlproto.HeaderLen
 	n := copy(buf[start:], buf[dec:end])
@@ -72,11 +74,12 @@ func (s *Session) dropExtraOK(buf []byte, dec, end int) ([]byte, int, int) {
 
 // clientOK builds, in the session's scratch buffer, the OK payload a
 // client gets for a server's OK.
-func (s *Session) clientOK(ok mysqlproto.OK) []byte {
+func (o *obSession) clientOK(ok mysqlproto.OK) []byte {
+	s := o.s
 	var state []byte
 	track := s.caps.Has(mysqlproto.ClientSessionTrack)
 	if track {
-		state = s.ob.stateScratch[:0]
+		state = o.stateScratch[:0]
 		it := mysqlproto.SessionStates(ok.SessionState)
 		for {
 			typ, data, more := it.Next()
@@ -100,7 +103,7 @@ func (s *Session) clientOK(ok mysqlproto.OK) []byte {
 				state = appendVarEntry(state, name, value)
 			}
 		}
-		s.ob.stateScratch = state
+		o.stateScratch = state
 	}
 	out := ok
 	out.SessionState = state
@@ -109,8 +112,8 @@ func (s *Session) clientOK(ok mysqlproto.OK) []byte {
 		out.Status |= mysqlproto.StatusSessionStateChange
 	}
 	caps := s.caps & mysqlproto.ClientSessionTrack
-	s.ob.okScratch = mysqlproto.AppendOK(s.ob.okScratch[:0], out, caps)
-	return s.ob.okScratch
+	o.okScratch = mysqlproto.AppendOK(o.okScratch[:0], out, caps)
+	return o.okScratch
 }
 
 // appendVarEntry appends one SessionTrackSystemVariables entry.
@@ -123,22 +126,22 @@ func appendVarEntry(dst, name, value []byte) []byte {
 }
 
 // onFeedback reads the server feedback variables that steer routing.
-func (s *Session) onFeedback(name, value []byte) {
+func (o *obSession) onFeedback(name, value []byte) {
 	switch string(name) {
 	case "ob_proxy_partition_hit":
-		s.onPartitionHit(value)
+		o.onPartitionHit(value)
 	case "ob_proxy_set_trx_executed":
 		// SET TRANSACTION ran: the next transaction's characteristics live
 		// on this server session, so stay on it until it is used.
-		s.ob.trxSpecified = string(value) == "1"
+		o.trxSpecified = string(value) == "1"
 	}
 }
 
 // obAfterResponse updates OceanBase-mode facts after a response: the server
 // session that ran the statement had the client's whole state before it
 // and has learned every change since.
-func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
-	ob := s.ob
+func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
+	s := o.s
 	be := s.backend
 	be.touch()
 	switch {
@@ -147,27 +150,27 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	case be.comp != nil:
 		be.comp.ShrinkBuffers()
 	}
-	ob.vars.markSynced(&be.sync)
+	o.vars.markSynced(&be.sync)
 	if !failed {
 		switch cmd {
 		case mysqlproto.ComInitDB:
-			ob.vars.setDB(s.pendingDB)
-			ob.vars.markSynced(&be.sync)
+			o.vars.setDB(s.pendingDB)
+			o.vars.markSynced(&be.sync)
 		case mysqlproto.ComResetConnection:
-			s.resetOB(be)
+			o.resetOB(be)
 		case mysqlproto.ComQuery:
 			if s.st.pinCandidate {
-				ob.pinned = true
+				o.pinned = true
 			}
 		}
 	}
 	s.st.pinCandidate = false
-	ob.pinned = ob.pinned || ob.trxSpecified
-	if ob.vars.dbVer != ob.publishedDB {
-		ob.publishedDB = ob.vars.dbVer
-		s.setDB(ob.vars.db)
+	o.pinned = o.pinned || o.trxSpecified
+	if o.vars.dbVer != o.publishedDB {
+		o.publishedDB = o.vars.dbVer
+		s.setDB(o.vars.db)
 	}
-	s.publishOB()
+	o.publishOB()
 }
 
 // resetOB forgets the session state after COM_RESET_CONNECTION ran on
@@ -176,22 +179,22 @@ func (s *Session) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 // still carry the old state and are closed. The database and the
 // multi-statement option outlive a reset, as on the server, so server
 // sessions opened later get them.
-func (s *Session) resetOB(keep *serverConn) {
-	ob := s.ob
-	for _, be := range append([]*serverConn(nil), ob.servers...) {
+func (o *obSession) resetOB(keep *serverConn) {
+	s := o.s
+	for _, be := range append([]*serverConn(nil), o.servers...) {
 		if be != keep {
-			s.dropServer(be)
+			o.dropServer(be)
 		}
 	}
-	ob.vars = ob.vars.afterReset()
+	o.vars = o.vars.afterReset()
 	if keep != nil {
 		keep.sync = syncState{}
-		ob.vars.markSynced(&keep.sync)
+		o.vars.markSynced(&keep.sync)
 		keep.stmts = nil
 	}
 	s.stmts.reset()
-	ob.pinned, ob.trxSpecified = false, false
-	ob.heldBegin = nil
+	o.pinned, o.trxSpecified = false, false
+	o.heldBegin = nil
 }
 
 // defaultQueryTimeout is OceanBase's default ob_query_timeout.
@@ -201,11 +204,12 @@ const defaultQueryTimeout = 10 * time.Second
 // OceanBase mode, as ODP does: observer_query_timeout_delta plus the
 // session's ob_query_timeout (the cluster's global value when the session
 // did not set it, else OceanBase's default).
-func (s *Session) queryTimeout() time.Duration {
+func (o *obSession) queryTimeout() time.Duration {
+	s := o.s
 	us := int64(-1)
-	if s.ob.vars.hotSet[hotObQueryTimeout] {
-		us, _ = strconv.ParseInt(s.ob.vars.hot[hotObQueryTimeout], 10, 64)
-	} else if t := s.ob.cluster.Table(); t != nil {
+	if o.vars.hotSet[hotObQueryTimeout] {
+		us, _ = strconv.ParseInt(o.vars.hot[hotObQueryTimeout], 10, 64)
+	} else if t := o.cluster.Table(); t != nil {
 		if v, ok := t.SysVars["ob_query_timeout"]; ok {
 			us, _ = strconv.ParseInt(v, 10, 64)
 		}
@@ -223,18 +227,19 @@ func (s *Session) queryTimeout() time.Duration {
 // as failed, the statement fails with an ERR, and the client session goes
 // on with its other server sessions. Its outcome on the server is unknown,
 // which is what the error says.
-func (s *Session) serverSessionFailed(err error) error {
+func (o *obSession) serverSessionFailed(err error) error {
+	s := o.s
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
-	s.dropServer(be)
+	o.dropServer(be)
 	var reply *mysqlproto.SQLError
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
 			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
-			be.addr, s.queryTimeout())
+			be.addr, o.queryTimeout())
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
@@ -253,23 +258,25 @@ func (s *Session) serverSessionFailed(err error) error {
 // resendElsewhere sends a one-piece request to another server session
 // after the current one refused the write. The request carries no
 // server-specific statement id (those are never resent).
-func (s *Session) resendElsewhere(p []byte, orig error) error {
+func (o *obSession) resendElsewhere(p []byte, orig error) error {
+	s := o.s
 	if s.st.patchOn {
 		return orig
 	}
-	s.dropServer(s.backend)
-	be, err := s.routeStatement(needAny)
+	o.dropServer(s.backend)
+	be, err := o.routeStatement(needAny)
 	if err != nil {
 		return err
 	}
 	return be.writeRequest(p, true, true)
 }
 
-// obKill runs KILL [QUERY] for a target session in OceanBase mode: the
+// killSession runs KILL [QUERY] for a target session in OceanBase mode: the
 // statement goes, with the server's connection id, to the target's server
 // through a server session of this client's (opened without the client if
 // needed), so the server checks privileges as it would for a direct KILL.
-func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+	s := o.s
 	me := s.Info()
 	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
 		s.countStatement(route.StmtKill, true, start)
@@ -282,27 +289,21 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
-	be := s.findServer(tinfo.ServerAddr)
+	be := o.findServer(tinfo.ServerAddr)
 	if be == nil || !be.alive() {
 		if be != nil {
-			s.dropBrokenServer(be) // it may hold this session's transaction
+			o.dropBrokenServer(be) // it may hold this session's transaction
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
 		var err error
-		be, _, err = s.openServer(ctx, tinfo.ServerAddr, false)
+		be, _, err = o.openServer(ctx, tinfo.ServerAddr, false)
 		cancel()
 		if err != nil {
 			s.countStatement(route.StmtKill, true, start)
 			return s.writeErrorFor(err)
 		}
 	}
-	stmt := []byte{byte(mysqlproto.ComQuery)}
-	stmt = append(stmt, "KILL "...)
-	if k.query {
-		stmt = append(stmt, "QUERY "...)
-	}
-	stmt = strconv.AppendUint(stmt, uint64(tinfo.ServerID), 10)
-	err := s.killOn(be, stmt, start)
+	err := o.killOn(be, appendKill(nil, k.query, tinfo.ServerID), start)
 	if err == nil && !k.query && !s.st.killFailed {
 		target.requestClose(closeNow)
 	}
@@ -313,7 +314,8 @@ func (s *Session) obKill(k killStmt, target *Session, tinfo SessionInfo, start t
 // server sessions that may not be its current one, as an internal command:
 // be's status and session state never become the client's (the client
 // gets obgate's own OK with its own status flags, or the server's ERR).
-func (s *Session) killOn(be *serverConn, stmt []byte, start time.Time) error {
+func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
+	s := o.s
 	_, err := s.internalCommand(be, stmt)
 	s.st.killFailed = err != nil
 	var se *mysqlproto.SQLError
@@ -325,7 +327,7 @@ func (s *Session) killOn(be *serverConn, stmt []byte, start time.Time) error {
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(se)
 	}
-	s.dropBrokenServer(be) // it may hold this session's transaction
+	o.dropBrokenServer(be) // it may hold this session's transaction
 	s.countStatement(route.StmtKill, true, start)
 	return s.writeError(lostServer(be.addr))
 }
@@ -360,31 +362,31 @@ type obSnapshot struct {
 
 // publishOB refreshes the snapshot when the variables or the server
 // sessions changed; otherwise it costs two comparisons.
-func (s *Session) publishOB() {
-	ob := s.ob
-	if ob.snap.ver == ob.vars.ver && ob.snap.nserver == len(ob.servers) && ob.snap.last == ob.last {
+func (o *obSession) publishOB() {
+	s := o.s
+	if o.snap.ver == o.vars.ver && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
 		return
 	}
-	if ob.snap.ver != ob.vars.ver || ob.snap.ver == 0 {
-		s.updateWaitTimeout()
+	if o.snap.ver != o.vars.ver || o.snap.ver == 0 {
+		o.updateWaitTimeout()
 	}
 	var vars []VarInfo
-	if ob.vars.db != "" {
-		vars = append(vars, VarInfo{Name: "database", Value: ob.vars.db, Kind: "database"})
+	if o.vars.db != "" {
+		vars = append(vars, VarInfo{Name: "database", Value: o.vars.db, Kind: "database"})
 	}
-	for i, set := range ob.vars.hotSet {
+	for i, set := range o.vars.hotSet {
 		if set {
-			vars = append(vars, VarInfo{Name: hotNames[i], Value: ob.vars.hot[i], Kind: "system"})
+			vars = append(vars, VarInfo{Name: hotNames[i], Value: o.vars.hot[i], Kind: "system"})
 		}
 	}
-	for _, e := range ob.vars.sys {
+	for _, e := range o.vars.sys {
 		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "system"})
 	}
-	for _, e := range ob.vars.user {
+	for _, e := range o.vars.user {
 		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "user"})
 	}
-	servers := make([]ServerSessionInfo, 0, len(ob.servers))
-	for _, be := range ob.servers {
+	servers := make([]ServerSessionInfo, 0, len(o.servers))
+	for _, be := range o.servers {
 		proto := "mysql"
 		switch {
 		case be.ob20 != nil:
@@ -393,9 +395,9 @@ func (s *Session) publishOB() {
 			proto = "compressed"
 		}
 		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
-			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == ob.last, LastUsed: be.lastUsedAt()})
+			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
 	}
-	ob.snap = obSnapshot{ver: ob.vars.ver, nserver: len(ob.servers), last: ob.last}
+	o.snap = obSnapshot{ver: o.vars.ver, nserver: len(o.servers), last: o.last}
 	s.mu.Lock()
 	s.varsPub, s.serversPub = vars, servers
 	s.mu.Unlock()

@@ -15,14 +15,14 @@ import (
 // with AND CHAIN starts the next one, held again. Anything else (ROLLBACK
 // TO SAVEPOINT, RELEASE, a second statement in the text) goes to a server,
 // which gets the held BEGIN first. It reports whether it answered.
-func (s *Session) heldTransaction(n int, body []byte, f *route.Facts, start time.Time) (bool, error) {
-	ob := s.ob
+func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start time.Time) (bool, error) {
+	s := o.s
 	if f.MultiStatement {
 		return false, nil
 	}
 	switch {
-	case f.PlainBegin && ob.heldBegin == nil && !s.serverInTrans():
-		ob.heldBegin = append([]byte(nil), body...)
+	case f.PlainBegin && o.heldBegin == nil && !o.serverInTrans():
+		o.heldBegin = append([]byte(nil), body...)
 		if err := s.skipPacket(n); err != nil {
 			return true, err
 		}
@@ -30,13 +30,13 @@ func (s *Session) heldTransaction(n int, body []byte, f *route.Facts, start time
 		s.inTrans.Store(true)
 		s.countStatement(f.Kind, false, start)
 		return true, s.writeOK(0, "")
-	case ob.heldBegin != nil && (f.Txn == route.TxnCommit || f.Txn == route.TxnRollback) && !f.Release:
+	case o.heldBegin != nil && (f.Txn == route.TxnCommit || f.Txn == route.TxnRollback) && !f.Release:
 		if err := s.skipPacket(n); err != nil {
 			return true, err
 		}
 		s.transCount.Add(1)
 		if !f.Chain {
-			ob.heldBegin = nil
+			o.heldBegin = nil
 			s.status &^= mysqlproto.StatusInTrans
 			s.inTrans.Store(false)
 		}

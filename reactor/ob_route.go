@@ -47,19 +47,18 @@ func (r *obRouting) routeBy(stmt []byte, f *route.Facts, params route.Params) {
 
 // stmtRoute fills the router's statement input from the session's state
 // and configuration.
-func (s *Session) stmtRoute(cfg *config.Config) route.StmtRoute {
-	ob := s.ob
-	rv := &ob.vars.routing
+func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
+	rv := &o.vars.routing
 	sr := route.StmtRoute{
-		Stmt: ob.route.stmt, Facts: ob.route.facts, Params: ob.route.params,
-		Database: ob.vars.db, KeyBuf: &ob.route.keyBuf,
+		Stmt: o.route.stmt, Facts: o.route.facts, Params: o.route.params,
+		Database: o.vars.db, KeyBuf: &o.route.keyBuf,
 		PartitionRoute:    cfg.EnablePartitionTableRoute,
 		IDC:               cfg.ProxyIDCName,
 		PrimaryZoneName:   cfg.ProxyPrimaryZoneName,
 		EnablePrimaryZone: cfg.EnablePrimaryZone,
 		LocationWait:      min(cfg.ShortAsyncTaskTimeout, time.Second),
-		TimeZone:          ob.timeZone,
-		Explain:           ob.route.explain,
+		TimeZone:          o.timeZone,
+		Explain:           o.route.explain,
 	}
 	if rv.idc != "" {
 		sr.IDC = rv.idc
@@ -74,20 +73,22 @@ func (s *Session) stmtRoute(cfg *config.Config) route.StmtRoute {
 	if rv.obRouteSet {
 		sr.OBRoutePolicy, sr.HasOBRoutePolicy = rv.obRoutePolicy, true
 	}
-	sr.Weak = s.weakRead(cfg, ob.route.facts)
+	sr.Weak = o.weakRead(cfg, o.route.facts)
 	return sr
 }
 
 // weakRead decides whether a statement reads weakly (route.WeakRead).
-func (s *Session) weakRead(cfg *config.Config, f *route.Facts) bool {
-	return route.WeakRead(f, s.ob.vars.routing.weak,
+func (o *obSession) weakRead(cfg *config.Config, f *route.Facts) bool {
+	s := o.s
+	return route.WeakRead(f, o.vars.routing.weak,
 		cfg.WeakReadUserList != "" && route.UserListed(cfg.WeakReadUserList, s.identity))
 }
 
 // notePlan keeps what a plan routed by, once the statement's server
 // session is chosen.
-func (s *Session) notePlan(rt *route.Route, addr string) {
-	r := &s.ob.route
+func (o *obSession) notePlan(rt *route.Route, addr string) {
+	s := o.s
+	r := &o.route
 	r.entry, r.tablet, r.weak = rt.Entry, rt.Tablet, rt.Weak
 	leader, ok := rt.Tablet.Leader()
 	r.toLeader = ok && leader == addr
@@ -101,8 +102,9 @@ func (s *Session) notePlan(rt *route.Route, addr string) {
 // to the leader that missed, or sent elsewhere that hit, means the entry
 // is wrong (ODP's pl_update_if_necessary); a weak read that missed means
 // the replica list is.
-func (s *Session) onPartitionHit(value []byte) {
-	r := &s.ob.route
+func (o *obSession) onPartitionHit(value []byte) {
+	s := o.s
+	r := &o.route
 	if r.entry == nil {
 		return
 	}
@@ -121,44 +123,40 @@ func (s *Session) onPartitionHit(value []byte) {
 // routeFeedbackERR marks dirty what an ERR says is wrong of the location
 // the statement was routed by (route.LocationFixFor): an entry refreshed
 // after delay_update_entry_interval or now, or every entry of the tenant.
-func (s *Session) routeFeedbackERR(code uint16) {
-	ob := s.ob
-	if ob == nil {
-		return
-	}
+func (o *obSession) routeFeedbackERR(code uint16) {
 	switch route.LocationFixFor(code) {
 	case route.FixEntryLater:
-		if ob.route.entry != nil {
-			ob.route.entry.MarkDirty(false)
+		if o.route.entry != nil {
+			o.route.entry.MarkDirty(false)
 		}
 	case route.FixEntryNow:
-		if ob.route.entry != nil {
-			ob.route.entry.MarkDirty(true)
+		if o.route.entry != nil {
+			o.route.entry.MarkDirty(true)
 		}
 	case route.FixTenantNow:
-		ob.cluster.MarkTenantDirty(ob.tenant)
+		o.cluster.MarkTenantDirty(o.tenant)
 	}
 }
 
 // rebindRoute points the routing input at the kept copy of the request
 // before it is sent again: the client's buffer the first pick borrowed may
 // be gone by then.
-func (s *Session) rebindRoute() {
-	ob := s.ob
-	if ob == nil || len(s.st.kept) <= mysqlproto.HeaderLen {
+func (o *obSession) rebindRoute() {
+	s := o.s
+	if len(s.st.kept) <= mysqlproto.HeaderLen {
 		return
 	}
 	payload := s.st.kept[mysqlproto.HeaderLen+1:]
 	switch mysqlproto.Command(s.st.kept[mysqlproto.HeaderLen]) {
 	case mysqlproto.ComQuery:
-		ob.route.retryFacts = route.Lex(payload)
-		ob.route.routeBy(payload, &ob.route.retryFacts, nil)
+		o.route.retryFacts = route.Lex(payload)
+		o.route.routeBy(payload, &o.route.retryFacts, nil)
 	case mysqlproto.ComStmtExecute:
 		if ps := s.st.retryPS; ps != nil {
-			ob.route.exec.Reset(payload, int(ps.params), ps.types)
-			ob.route.routeBy(ps.sql, &ps.facts, &ob.route.exec)
+			o.route.exec.Reset(payload, int(ps.params), ps.types)
+			o.route.routeBy(ps.sql, &ps.facts, &o.route.exec)
 		}
 	default:
-		ob.route.routeBy(nil, nil, nil)
+		o.route.routeBy(nil, nil, nil)
 	}
 }

@@ -8,11 +8,12 @@ import (
 )
 
 func TestWeakRead(t *testing.T) {
-	s := &Session{ob: &obSession{}, identity: route.Identity{User: "app", Tenant: "test"}}
+	s := &Session{identity: route.Identity{User: "app", Tenant: "test"}}
+	s.ob = &obSession{s: s}
 	cfg := config.Default()
 	weak := func(sql string) bool {
 		f := route.Lex([]byte(sql))
-		return s.weakRead(cfg, &f)
+		return s.ob.weakRead(cfg, &f)
 	}
 	for sql, want := range map[string]bool{
 		"SELECT /*+ READ_CONSISTENCY(WEAK) */ * FROM t":            true,

@@ -33,10 +33,10 @@ const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeU
 // its saved login. first is the client's own login: it keeps the client's
 // database; later server sessions log in without one and are synced
 // afterwards. It returns the server's OK payload (copied).
-func (s *Session) openServer(ctx context.Context, addr string, first bool) (*serverConn, []byte, error) {
-	ob := s.ob
+func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*serverConn, []byte, error) {
+	s := o.s
 	cfg := s.cfg
-	be, h, pio, err := s.srv.dial(ctx, ob.cluster, addr)
+	be, h, pio, err := s.srv.dial(ctx, o.cluster, addr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,7 +45,7 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 		deadline = dl
 	}
 	_ = be.conn.SetDeadline(deadline)
-	resp := s.serverLogin(h, first)
+	resp := o.serverLogin(h, first)
 	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
 		be.close()
 		return nil, nil, err
@@ -97,7 +97,7 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 		// client's state but what the login itself carried.
 		be.sync = syncState{}
 	}
-	ob.servers = append(ob.servers, be)
+	o.servers = append(o.servers, be)
 	s.srv.servers.add(be, s)
 	return be, append([]byte(nil), p...), nil
 }
@@ -106,11 +106,11 @@ func (s *Session) openServer(ctx context.Context, addr string, first bool) (*ser
 // client's login with the name user@tenant, the client's auth response
 // (verifiable against obgate's scramble, or the scramble recovered from
 // __proxy_scramble), and ODP's connection attributes in ODP's order.
-func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.HandshakeResponse {
-	ob := s.ob
+func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.HandshakeResponse {
+	s := o.s
 	cfg := s.cfg
-	r := *ob.login
-	r.User = s.identity.User + "@" + ob.tenant
+	r := *o.clientLogin
+	r.User = s.identity.User + "@" + o.tenant
 	r.Capability = serverLoginCaps(r.Capability)
 	if r.AuthPlugin == "" {
 		r.AuthPlugin = mysqlproto.AuthNativePassword
@@ -136,9 +136,9 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 	case cfg.EnableCompressionProtocol:
 		caps |= mysqlproto.OBCapChecksum
 	}
-	attrs := make([]mysqlproto.ConnAttr, 0, len(ob.login.Attrs)+14)
+	attrs := make([]mysqlproto.ConnAttr, 0, len(o.clientLogin.Attrs)+14)
 	clientIP := hostOnly(s.clientAddr)
-	for _, a := range ob.login.Attrs {
+	for _, a := range o.clientLogin.Attrs {
 		if len(a.Key) >= 11 && a.Key[:11] == "__ob_client" {
 			attrs = append(attrs, a)
 		}
@@ -149,9 +149,9 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 	add := func(k, v string) { attrs = append(attrs, mysqlproto.ConnAttr{Key: k, Value: v}) }
 	add(mysqlproto.AttrMySQLClientType, mysqlproto.ClientTypeOBProxy)
 	add(mysqlproto.AttrConnectionID, strconv.FormatUint(uint64(h.ConnectionID), 10))
-	add(mysqlproto.AttrProxyConnectionID, strconv.FormatUint(ob.proxySessID, 10))
+	add(mysqlproto.AttrProxyConnectionID, strconv.FormatUint(o.proxySessID, 10))
 	if cfg.EnableClusterCheckout {
-		add(mysqlproto.AttrClusterName, ob.cluster.Name())
+		add(mysqlproto.AttrClusterName, o.cluster.Name())
 		if id := s.identity.ClusterID; id >= 0 {
 			add(mysqlproto.AttrClusterID, strconv.FormatInt(id, 10))
 		}
@@ -159,9 +159,9 @@ func (s *Session) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto.H
 	add(mysqlproto.AttrGlobalVarsVersion, "0")
 	add(mysqlproto.AttrProxyCapabilityFlag, mysqlproto.FormatOBCapability(caps))
 	if cfg.EnableProxyScramble && len(r.AuthResponse) > 0 {
-		mix := make([]byte, len(ob.scramble))
+		mix := make([]byte, len(o.scramble))
 		for i := range mix {
-			mix[i] = ob.scramble[i]
+			mix[i] = o.scramble[i]
 			if i < len(h.AuthData) {
 				mix[i] ^= h.AuthData[i]
 			}

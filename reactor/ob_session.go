@@ -13,16 +13,21 @@ import (
 	"obgate/route"
 )
 
-// obSession is the OceanBase-mode part of a client session: the cluster and
-// tenant it logged into, the login kept for new server sessions, the
-// server sessions it holds (at most one per server), and the session state
-// it established on them.
+// obSession is the server side of an OceanBase-mode client session (its
+// serverSide, ob_side.go): the cluster and tenant it logged into, the login
+// kept for new server sessions, the server sessions it holds (at most one
+// per server) and how they are picked, opened and brought up to date
+// (pickServer, openServer, syncServer), the session state it established on
+// them, the routing state of the statement (ob_route.go), the rewriting of
+// answers for the client (ob_forward.go) and its KILL.
 //
 // Owned by the goroutine running the session's command.
 type obSession struct {
+	s *Session // the client session this is the server side of
+
 	cluster     *route.Cluster
 	tenant      string
-	login       *mysqlproto.HandshakeResponse // the client's login, replayed on new server sessions
+	clientLogin *mysqlproto.HandshakeResponse // the client's login, replayed on new server sessions
 	scramble    []byte                        // the scramble obgate showed the client
 	proxySessID uint64
 
@@ -38,7 +43,7 @@ type obSession struct {
 	healthGen    uint64
 	pinned       bool                     // temporary tables, user locks, SET TRANSACTION: stay on last
 	trxSpecified bool                     // the server said SET TRANSACTION ran
-	feedback     func(name, value []byte) // s.onFeedback, bound once
+	feedback     func(name, value []byte) // onFeedback, bound once
 	publishedDB  uint64                   // vars.dbVer last copied to Session.db
 	stateScratch []byte                   // client session-state being built
 	okScratch    []byte                   // client OK being built
@@ -122,14 +127,13 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 			"cluster '%s' does not exist", id.Cluster).AppendPacket(nil))
 		return quit(QuitAuthFailed, fmt.Errorf("unknown cluster %q", id.Cluster))
 	}
-	s.side = obSide{s}
-	s.ob = &obSession{
-		cluster: cluster, tenant: id.Tenant, login: resp, scramble: greet.AuthData,
-		proxySessID: proxySessionID(s.rawConn.LocalAddr(), s.id),
-	}
-	s.ob.feedback = s.onFeedback
+	ob := s.ob
+	ob.cluster, ob.tenant, ob.clientLogin, ob.scramble = cluster, id.Tenant, resp, greet.AuthData
+	ob.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
+	ob.feedback = ob.onFeedback
+	s.tm = srv.metrics.forTenant(id.Cluster, id.Tenant)
 	s.cfg = cfg
-	okPayload, err := s.obFirstLogin(ctx)
+	okPayload, err := s.ob.obFirstLogin(ctx)
 	if err != nil {
 		var se *mysqlproto.SQLError
 		if errors.As(err, &se) {
@@ -164,7 +168,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	s.publishOB()
+	s.ob.publishOB()
 	return nil
 }
 
@@ -199,12 +203,12 @@ func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Ident
 // obFirstLogin opens the session's first server session with the client's
 // own login, trying the tenant's servers from a random start and moving on
 // for the login errors ODP retries elsewhere.
-func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
-	ob := s.ob
-	if _, err := ob.cluster.Ready(ctx); err != nil {
+func (o *obSession) obFirstLogin(ctx context.Context) ([]byte, error) {
+	s := o.s
+	if _, err := o.cluster.Ready(ctx); err != nil {
 		return nil, err
 	}
-	rt, err := s.srv.router.Plan(ctx, &route.Request{Cluster: ob.cluster, Tenant: ob.tenant}, nil)
+	rt, err := s.srv.router.Plan(ctx, &route.Request{Cluster: o.cluster, Tenant: o.tenant}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +216,9 @@ func (s *Session) obFirstLogin(ctx context.Context) ([]byte, error) {
 	attempts := max(int(s.cfg.ConnectObserverMaxRetries), len(cands))
 	var lastErr error
 	for i := range attempts {
-		be, okp, err := s.openServer(ctx, cands[i%len(cands)], true)
+		be, okp, err := o.openServer(ctx, cands[i%len(cands)], true)
 		if err == nil {
-			s.useServer(be)
+			o.useServer(be)
 			return okp, nil
 		}
 		lastErr = err
@@ -249,53 +253,53 @@ var errPinnedServerLost = errors.New("the server session this session depends on
 // first candidate with a live or new server session. Idle server sessions
 // that broke are dropped on the way, so a broken idle server session never
 // carries a request.
-func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
-	ob := s.ob
-	s.expireServers()
+func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
+	s := o.s
+	o.expireServers()
 	req := route.Request{
-		Cluster: ob.cluster, Tenant: ob.tenant,
-		InTrans: s.serverInTrans(), Pinned: ob.pinned, ReadsLast: need == needLast,
+		Cluster: o.cluster, Tenant: o.tenant,
+		InTrans: o.serverInTrans(), Pinned: o.pinned, ReadsLast: need == needLast,
 		PreferLast: s.cfg.EnableCachedServer,
 	}
-	if ob.last != nil {
-		req.Last = ob.last.addr
+	if o.last != nil {
+		req.Last = o.last.addr
 	}
 	req.Tried = s.st.tried
-	req.SeenGeneration = ob.healthGen
-	req.StmtRoute = s.stmtRoute(s.cfg)
-	rt, err := s.srv.router.Plan(ctx, &req, ob.routeBuf)
-	ob.routeBuf = rt.Addrs
+	req.SeenGeneration = o.healthGen
+	req.StmtRoute = o.stmtRoute(s.cfg)
+	rt, err := s.srv.router.Plan(ctx, &req, o.routeBuf)
+	o.routeBuf = rt.Addrs
 	if err != nil {
 		return nil, err
 	}
-	ob.healthGen = rt.Generation
+	o.healthGen = rt.Generation
 	s.st.routeBound = rt.Bound
 	if rt.Bound {
-		if ob.last.alive() {
-			s.notePlan(&rt, ob.last.addr)
-			return ob.last, nil
+		if o.last.alive() {
+			o.notePlan(&rt, o.last.addr)
+			return o.last, nil
 		}
-		s.dropServer(ob.last)
+		o.dropServer(o.last)
 		if req.InTrans {
 			return nil, errTxnServerLost
 		}
 		// Its temporary tables, locks or LAST_INSERT_ID are gone: say so
 		// once, then the session goes on without them.
-		ob.pinned, ob.trxSpecified = false, false
+		o.pinned, o.trxSpecified = false, false
 		return nil, errPinnedServerLost
 	}
 	var lastErr error
 	for _, addr := range rt.Addrs {
-		if be := s.findServer(addr); be != nil {
+		if be := o.findServer(addr); be != nil {
 			if be.alive() {
-				s.notePlan(&rt, addr)
+				o.notePlan(&rt, addr)
 				return be, nil
 			}
-			s.dropServer(be)
+			o.dropServer(be)
 		}
-		be, _, err := s.openServer(ctx, addr, false)
+		be, _, err := o.openServer(ctx, addr, false)
 		if err == nil {
-			s.notePlan(&rt, addr)
+			o.notePlan(&rt, addr)
 			return be, nil
 		}
 		lastErr = err
@@ -303,8 +307,8 @@ func (s *Session) pickServer(ctx context.Context, need routeNeed) (*serverConn, 
 	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
 }
 
-func (s *Session) findServer(addr string) *serverConn {
-	for _, be := range s.ob.servers {
+func (o *obSession) findServer(addr string) *serverConn {
+	for _, be := range o.servers {
 		if be.addr == addr {
 			return be
 		}
@@ -313,14 +317,14 @@ func (s *Session) findServer(addr string) *serverConn {
 }
 
 // dropServer closes a server session and forgets it.
-func (s *Session) dropServer(be *serverConn) {
-	ob := s.ob
+func (o *obSession) dropServer(be *serverConn) {
+	s := o.s
 	be.close()
-	if i := slices.Index(ob.servers, be); i >= 0 {
-		ob.servers = slices.Delete(ob.servers, i, i+1)
+	if i := slices.Index(o.servers, be); i >= 0 {
+		o.servers = slices.Delete(o.servers, i, i+1)
 	}
-	if ob.last == be {
-		ob.last = nil
+	if o.last == be {
+		o.last = nil
 	}
 	s.stmts.leftHome(be)
 }
@@ -330,9 +334,10 @@ func (s *Session) dropServer(be *serverConn) {
 // it held the client's open transaction, the transaction is gone with
 // it: the session enters the broken-transaction state, so that the
 // client hears it from its next statement, which must not run elsewhere.
-func (s *Session) dropBrokenServer(be *serverConn) {
-	lostTxn := be == s.ob.last && s.serverInTrans()
-	s.dropServer(be)
+func (o *obSession) dropBrokenServer(be *serverConn) {
+	s := o.s
+	lostTxn := be == o.last && o.serverInTrans()
+	o.dropServer(be)
 	if lostTxn {
 		s.markTxnBroken()
 	}
@@ -340,34 +345,34 @@ func (s *Session) dropBrokenServer(be *serverConn) {
 
 // expireServers closes server sessions idle for longer than
 // server_idle_timeout, except the last one used.
-func (s *Session) expireServers() {
-	ob := s.ob
-	if len(ob.servers) <= 1 {
+func (o *obSession) expireServers() {
+	s := o.s
+	if len(o.servers) <= 1 {
 		return
 	}
 	limit := s.cfg.ServerIdleTimeout
 	now := time.Now()
-	for i := 0; i < len(ob.servers); i++ {
-		be := ob.servers[i]
-		if be != ob.last && now.Sub(be.lastUsedAt()) > limit {
-			s.dropServer(be)
+	for i := 0; i < len(o.servers); i++ {
+		be := o.servers[i]
+		if be != o.last && now.Sub(be.lastUsedAt()) > limit {
+			o.dropServer(be)
 			i--
 		}
 	}
 }
 
 // useServer makes be the session's current server session.
-func (s *Session) useServer(be *serverConn) {
-	ob := s.ob
+func (o *obSession) useServer(be *serverConn) {
+	s := o.s
 	be.touch()
-	if ob.last == be {
+	if o.last == be {
 		return
 	}
-	if ob.last != nil {
-		ob.last.current.Store(false)
+	if o.last != nil {
+		o.last.current.Store(false)
 	}
 	be.current.Store(true)
-	ob.last = be
+	o.last = be
 	s.backend = be
 	s.sharedBackend.Store(be)
 	s.mu.Lock()
@@ -376,8 +381,8 @@ func (s *Session) useServer(be *serverConn) {
 }
 
 // serverInTrans reports whether the server side is inside a transaction.
-func (s *Session) serverInTrans() bool {
-	return s.ob.last != nil && s.ob.last.status.Has(mysqlproto.StatusInTrans)
+func (o *obSession) serverInTrans() bool {
+	return o.last != nil && o.last.status.Has(mysqlproto.StatusInTrans)
 }
 
 // syncServer brings be up to date with the client's session state before
@@ -385,122 +390,36 @@ func (s *Session) serverInTrans() bool {
 // database (COM_INIT_DB), the changed variables (one SET), and a held
 // BEGIN. A server ERR on any step is returned as errServerState wrapping
 // the SQL error.
-func (s *Session) syncServer(be *serverConn) error {
-	ob := s.ob
-	if !ob.vars.inSync(&be.sync) {
-		if lacking, on := ob.vars.multiStatementsLacking(&be.sync); lacking {
+func (o *obSession) syncServer(be *serverConn) error {
+	s := o.s
+	if !o.vars.inSync(&be.sync) {
+		if lacking, on := o.vars.multiStatementsLacking(&be.sync); lacking {
 			if err := s.internalRoundTrip(be, setOptionPayload(on)); err != nil {
 				return err
 			}
 		}
-		if be.sync.dbVer != ob.vars.dbVer && ob.vars.db != "" {
-			payload := append([]byte{byte(mysqlproto.ComInitDB)}, ob.vars.db...)
+		if be.sync.dbVer != o.vars.dbVer && o.vars.db != "" {
+			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.db...)
 			if err := s.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		if sql := ob.vars.resetSQL(&be.sync); sql != nil {
+		if sql := o.vars.resetSQL(&be.sync); sql != nil {
 			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
 			if err := s.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		ob.vars.markSynced(&be.sync)
+		o.vars.markSynced(&be.sync)
 	}
-	if ob.heldBegin != nil {
-		payload := append([]byte{byte(mysqlproto.ComQuery)}, ob.heldBegin...)
+	if o.heldBegin != nil {
+		payload := append([]byte{byte(mysqlproto.ComQuery)}, o.heldBegin...)
 		if err := s.internalRoundTrip(be, payload); err != nil {
 			return err
 		}
-		ob.begunWith, ob.heldBegin = ob.heldBegin, nil
+		o.begunWith, o.heldBegin = o.heldBegin, nil
 	}
 	return nil
-}
-
-// internalRoundTrip runs one of obgate's own commands on be and reads its
-// answer, which must be a single OK (or ERR). Its session-state report is
-// learned like a client statement's.
-func (s *Session) internalRoundTrip(be *serverConn, payload []byte) error {
-	_, err := s.internalCommand(be, payload)
-	return err
-}
-
-// internalPrepare prepares a statement on be for obgate itself and
-// returns the server's statement id and counts.
-func (s *Session) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
-	sc, err := s.internalCommand(be, payload)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	id, columns, params = sc.Prepared()
-	return id, params, columns, nil
-}
-
-// internalCommand sends one of obgate's own commands to be and reads the
-// whole answer, which may not carry rows (OK, ERR, or a prepare response).
-// A server ERR comes back as errServerState wrapping the SQL error.
-func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
-	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), 0, payload)
-	if err := be.writeRequest(pkt, true, true); err != nil {
-		return nil, err
-	}
-	sc := new(mysqlproto.ResponseScanner)
-	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
-	_ = be.conn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
-	// The deadline is this command's only: mysql mode sets none for the
-	// client's statements, which would otherwise inherit it.
-	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
-	buf := getChunk(4096)
-	defer putChunk(buf)
-	end, dec := 0, 0
-	for {
-		n, ev := sc.Scan(buf[dec:end])
-		dec += n
-		switch ev {
-		case mysqlproto.ScanTerminator:
-			p := sc.Packet()
-			if sc.IsErr() {
-				e, _ := mysqlproto.ParseERR(p)
-				return nil, fmt.Errorf("%w: %w", errServerState, mysqlproto.SQLErrorFromERR(e))
-			}
-			be.status = sc.Status()
-			if p[0] == mysqlproto.OKHeader {
-				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
-					s.side.learnState(ok.SessionState, ok.Status)
-				}
-			}
-			continue
-		case mysqlproto.ScanPrepared:
-			continue
-		case mysqlproto.ScanError:
-			return nil, sc.Err()
-		case mysqlproto.ScanNeedMore:
-		default:
-			return nil, fmt.Errorf("unexpected response to %s", mysqlproto.Command(payload[0]))
-		}
-		if sc.Done() {
-			if dec != end {
-				return nil, errors.New("server sent bytes after its response")
-			}
-			if err := be.finishResponse(); err != nil {
-				return nil, err
-			}
-			return sc, nil
-		}
-		end = copy(buf, buf[dec:end])
-		dec = 0
-		if want := sc.Want(); want > len(buf) {
-			nb := getChunk(want)
-			copy(nb, buf[:end])
-			putChunk(buf)
-			buf = nb
-		}
-		k, err := be.read(buf[end:])
-		if k == 0 && err != nil {
-			return nil, err
-		}
-		end += k
-	}
 }
 
 // proxySessionID is ODP's proxy session id: listen address and a sequence.
@@ -518,13 +437,10 @@ func proxySessionID(local net.Addr, id uint32) uint64 {
 }
 
 // closeServers closes every server session of an OceanBase-mode session.
-func (s *Session) closeServers() {
-	if s.ob == nil {
-		return
-	}
-	for _, be := range s.ob.servers {
+func (o *obSession) closeServers() {
+	for _, be := range o.servers {
 		be.close()
 	}
-	s.ob.servers = nil
-	s.ob.last = nil
+	o.servers = nil
+	o.last = nil
 }

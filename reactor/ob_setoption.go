@@ -31,7 +31,8 @@ func setOptionPayload(on bool) []byte {
 // whole are as serveOB got them.
 //
 // Called by the goroutine running the session's command.
-func (s *Session) obSetOption(n int, body []byte, whole bool, start time.Time) error {
+func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time) error {
+	s := o.s
 	known, on := false, false
 	if whole && len(body) >= 2 {
 		switch binary.LittleEndian.Uint16(body) {
@@ -41,7 +42,7 @@ func (s *Session) obSetOption(n int, body []byte, whole bool, start time.Time) e
 			known = true
 		}
 	}
-	if _, err := s.routeStatement(needAny); err != nil {
+	if _, err := o.routeStatement(needAny); err != nil {
 		return s.refuse(n, err)
 	}
 	sent, err := s.relayPacket(n, false)
@@ -53,7 +54,7 @@ func (s *Session) obSetOption(n int, body []byte, whole bool, start time.Time) e
 	if err != nil || !relayed || s.scanner.IsErr() || !known {
 		return err
 	}
-	s.ob.vars.setMultiStatements(on)
-	s.ob.vars.markSynced(&s.backend.sync)
+	o.vars.setMultiStatements(on)
+	o.vars.markSynced(&s.backend.sync)
 	return nil
 }

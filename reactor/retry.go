@@ -69,11 +69,9 @@ func (s *Session) mayResend(o outcome) bool { return route.MayResend(s.try(o)) }
 
 // holdsERR reports whether relayResponse should hold back an ERR with
 // code, the whole answer so far, to send the statement elsewhere.
-func (s *Session) holdsERR(code uint16) bool {
-	if s.ob == nil {
-		return false
-	}
-	s.routeFeedbackERR(code)
+func (o *obSession) holdsERR(code uint16) bool {
+	s := o.s
+	o.routeFeedbackERR(code)
 	if code == mysqlproto.OBErrReroute && !s.st.rerouted && s.mayRetry() {
 		// obgate never asks for reroute hints (enable_reroute has no
 		// effect), so a server should not send this; one that does is
@@ -103,7 +101,7 @@ func (s *Session) commitRefused(code uint16) error {
 	addr := s.backend.addr
 	s.srv.log.Info("server refused COMMIT; its server session is closed, which rolls the transaction back",
 		"session", s.id, "server", addr, "code", code)
-	s.dropServer(s.backend)
+	s.side.drop(s.backend)
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
 	return s.writeError(txnRolledBack(fmt.Sprintf("server %s refused COMMIT with error %d; the transaction is rolled back", addr, code)))
@@ -126,7 +124,7 @@ func (s *Session) endsTxnByClosing() bool {
 func (s *Session) rollbackByClosing(code uint16) error {
 	s.srv.log.Info("server refused ROLLBACK; its server session is closed, which rolls the transaction back",
 		"session", s.id, "server", s.backend.addr, "code", code)
-	s.dropServer(s.backend)
+	s.side.drop(s.backend)
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
 	return s.writeOK(0, "")
@@ -139,13 +137,9 @@ func (s *Session) rollbackByClosing(code uint16) error {
 // session could take the request; the client then gets the failure.
 func (s *Session) resendKept(o outcome) bool {
 	s.st.resends++
-	s.rebindRoute()
 	if failed := s.backend; failed != nil {
 		s.st.tried = append(s.st.tried, failed.addr)
 		s.side.drop(failed)
-	}
-	if s.ob != nil && s.ob.begunWith != nil {
-		s.ob.heldBegin = s.ob.begunWith
 	}
 	be, err := s.side.replacement()
 	if err != nil {

@@ -56,10 +56,10 @@ type Session struct {
 	// side is what the relay does per routing mode (set at login; nil for
 	// administrator sessions).
 	side serverSide
-	// OceanBase mode (nil in mysql routing mode).
+	// ob and my are side as its concrete type, for the code of that mode
+	// (nil in the other mode).
 	ob *obSession
-	// move is how mysql routing mode logs the client in elsewhere.
-	move moveLogin
+	my *mysqlSide
 	// txnBroken says the server of the open transaction broke: every
 	// statement fails until the client ends the transaction
 	// (txnbroken.go).
@@ -122,7 +122,7 @@ func (s *Session) IsAdmin() bool { return s.admin }
 // IsRootSys reports whether the session is root@sys of an OceanBase
 // cluster, which may run obgate's internal commands as ODP allows.
 func (s *Session) IsRootSys() bool {
-	return s.ob != nil && s.identity.User == route.UserRoot && s.identity.Tenant == route.TenantSys
+	return s.side.clusterOf() != nil && s.identity.User == route.UserRoot && s.identity.Tenant == route.TenantSys
 }
 
 // Identity is what the login name said.
@@ -263,21 +263,27 @@ func (s *Session) closeTransport() {
 // gives one it closed the connection on purpose (wait_timeout, KILL) and
 // the idle client is disconnected as above.
 func (s *Session) onServerGone(be *serverConn) {
-	if s.ob != nil {
-		return
-	}
+	s.side.serverGone(be)
+}
+
+// serverGone: an OceanBase-mode session's next statement simply goes to
+// another server session.
+func (o *obSession) serverGone(*serverConn) {}
+
+func (m *mysqlSide) serverGone(be *serverConn) {
+	s := m.s
 	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
 	if s.State() != StateIdle {
 		return
 	}
-	if !s.move.canMove.Load() {
+	if !m.move.canMove.Load() {
 		s.requestClose(closeNow)
 		return
 	}
 	go func() {
 		defer s.srv.recoverBackground(panicServerWatch)
 		if s.srv.serverAnswers(be.addr) {
-			s.move.closedOnPurpose.Store(true)
+			m.move.closedOnPurpose.Store(true)
 			if s.State() == StateIdle {
 				s.requestClose(closeNow)
 			}
@@ -304,12 +310,13 @@ func (srv *Server) serverAnswers(addr string) bool {
 // It reads only what other goroutines publish atomically (the current
 // server session, whether the session may move), since a command may
 // already run when checkServerAfterLogin calls it.
-func (s *Session) serverClosedIdle() bool {
-	if s.ob != nil {
-		return false
-	}
-	be := s.sharedBackend.Load()
-	return be != nil && be.serverLost() && !s.move.canMove.Load()
+func (s *Session) serverClosedIdle() bool { return s.side.closedIdle() }
+
+func (o *obSession) closedIdle() bool { return false }
+
+func (m *mysqlSide) closedIdle() bool {
+	be := m.s.sharedBackend.Load()
+	return be != nil && be.serverLost() && !m.move.canMove.Load()
 }
 
 // checkServerAfterLogin closes a session whose server closed its

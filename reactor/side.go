@@ -1,22 +1,66 @@
 package reactor
 
 import (
+	"context"
 	"time"
 	"unsafe"
 
+	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
 
-// serverSide is what running a statement does differently per routing
-// mode: how its server session is obtained and brought up to date, the
-// commands a mode handles itself, what is learned from the answer and
-// what may be done when the server fails before answering. The command
-// path (serveCommand) and the relay (relayPacket, relayResponse, answer)
-// call it and check no mode. A session's side is set once, at
-// login; administrator sessions, which never relay, have none. Only the
-// goroutine running the session's command calls it.
+// serverSide is everything a session does differently per routing mode:
+// the login, how a statement's server session is obtained and brought up
+// to date, the commands a mode handles itself, what is learned from the
+// answer, what may be done when the server fails before answering, KILL,
+// and how server sessions end. The rest of the package calls it and
+// checks no mode. A session's side is made with the session (setSide) and
+// never changes; administrator sessions have one too and never use it to
+// relay. Only the goroutine running the session's command (or its login)
+// calls it, except where a method says otherwise.
 type serverSide interface {
+	// login logs the client in (handshake), before deadline.
+	login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error
+	// begin starts a command (serveCommand): the mode's per-command state
+	// is reset.
+	begin()
+	// routeQuery gives the router a COM_QUERY's text and facts.
+	routeQuery(body []byte, f *route.Facts)
+	// noteState records what the command may leave on its server before
+	// it is sent.
+	noteState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool)
+	// commandDone runs when a command ended (afterCommand).
+	commandDone()
+	// rewritesAnswers reports whether answers are rewritten in place on
+	// their way to the client (the relay then reads them into a chunk
+	// instead of viewing the server connection's buffer).
+	rewritesAnswers() bool
+	// clusterOf is the OceanBase cluster the session is logged into; nil
+	// in mysql routing mode.
+	clusterOf() *route.Cluster
+	// explain is EXPLAIN ROUTE (ExplainRoute).
+	explain(stmt []byte) RouteExplanation
+	// current is the server session the last statement used, or nil.
+	current() *serverConn
+	// killSession runs KILL [QUERY] of target, another session.
+	killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error
+	// serverIDOwner is the session holding the server connection id, or
+	// nil.
+	serverIDOwner(id uint32) *Session
+	// sendKill sends stmt, a KILL obgate built, to the current server and
+	// answers the client.
+	sendKill(k killStmt, stmt []byte, start time.Time) error
+	// txnBroke runs when the session enters the broken-transaction state.
+	txnBroke()
+	// closeAll closes every server session (teardown).
+	closeAll()
+	// serverGone is told, on the server watch's goroutine, that a server
+	// closed be.
+	serverGone(be *serverConn)
+	// closedIdle reports that the session must close because its server
+	// closed its connection; any goroutine may call it.
+	closedIdle() bool
 	// command runs a command the mode handles its own way, other than
 	// COM_QUERY, and reports whether it did; when it did not, the common
 	// path routes and forwards the command, counted as kind.
@@ -80,13 +124,57 @@ type serverSide interface {
 // mysqlSide is the server side of mysql routing mode: one server session
 // at a time, its answers relayed as they are; a session that left no
 // state on it moves to another server when it fails (mysql_move.go).
-type mysqlSide struct{ s *Session }
+type mysqlSide struct {
+	s    *Session  // the client session this is the server side of
+	move moveLogin // what it takes to log the client in elsewhere
+}
 
-func (m mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
+// login: mysqlHandshake.
+func (m *mysqlSide) login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
+	return m.s.mysqlHandshake(ctx, count, cfg, deadline)
+}
+
+func (m *mysqlSide) begin() {}
+
+func (m *mysqlSide) routeQuery([]byte, *route.Facts) {}
+
+func (m *mysqlSide) noteState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool) {
+	m.noteMoveState(cmd, f, body, whole)
+}
+
+// commandDone publishes whether the session may move, for the server
+// watch's goroutine.
+func (m *mysqlSide) commandDone() {
+	if m.move.stage1 != nil {
+		m.move.canMove.Store(m.movableOutsideTxn())
+	}
+}
+
+// rewritesAnswers: answers are relayed as they are.
+func (m *mysqlSide) rewritesAnswers() bool { return false }
+
+func (m *mysqlSide) clusterOf() *route.Cluster { return nil }
+
+func (m *mysqlSide) explain([]byte) RouteExplanation {
+	return RouteExplanation{Err: ErrNotOceanBase}
+}
+
+func (m *mysqlSide) txnBroke() {}
+
+// closeAll closes the one server session, or the one the login opened.
+func (m *mysqlSide) closeAll() {
+	if be := m.s.backend; be != nil {
+		be.close()
+	} else if be := m.s.sharedBackend.Load(); be != nil {
+		be.close()
+	}
+}
+
+func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
 	return m.s.mysqlCommand(cmd, body, whole), false, nil
 }
 
-func (m mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
+func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
 	if !m.s.txnBroken {
 		return false, nil
 	}
@@ -101,33 +189,33 @@ func (m mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Tim
 
 // acquire: the session's one server session runs everything; when its
 // connection is gone, a session that may move logs in on another server.
-func (m mysqlSide) acquire(need routeNeed) error {
+func (m *mysqlSide) acquire(need routeNeed) error {
 	_, err := m.serverFor(need)
 	return err
 }
 
-func (m mysqlSide) serverFor(routeNeed) (*serverConn, error) {
+func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 	s := m.s
 	if !s.backend.serverLost() {
 		return s.backend, nil
 	}
-	if s.backend.peerGone.Load() && s.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
+	if s.backend.peerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
 		// The server closed the connection and still greets: it closed
 		// it on purpose (wait_timeout, KILL); the session ends with it.
-		s.move.closedOnPurpose.Store(true)
+		m.move.closedOnPurpose.Store(true)
 	}
-	if s.inTrans.Load() && s.movableOutsideTxn() {
+	if s.inTrans.Load() && m.movableOutsideTxn() {
 		return nil, errTxnServerLost // the transaction is lost; the session moves after it
 	}
-	if !s.movable() {
+	if !m.movable() {
 		return nil, errServerGone
 	}
-	return s.moveServer()
+	return m.moveServer()
 }
 
 // statementServer: the one server session, unless the statement's long
 // data or cursor was on a server the session has left.
-func (m mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
+func (m *mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
 	be, err := m.serverFor(needAny)
 	if err == nil && ps.home != nil && ps.home != be {
 		ps.home = nil
@@ -136,11 +224,11 @@ func (m mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
 	return be, err
 }
 
-func (m mysqlSide) routeBy(*prepared, []byte) {}
+func (m *mysqlSide) routeBy(*prepared, []byte) {}
 
 // serverSessions is the session's one server session, as a slice of the
 // Session's own field (no allocation).
-func (m mysqlSide) serverSessions() []*serverConn {
+func (m *mysqlSide) serverSessions() []*serverConn {
 	if m.s.backend == nil || m.s.backend.serverLost() {
 		return nil
 	}
@@ -149,47 +237,47 @@ func (m mysqlSide) serverSessions() []*serverConn {
 
 // dropBroken: the connection closes; the next statement moves the session
 // (or finds its transaction lost).
-func (m mysqlSide) dropBroken(be *serverConn) {
+func (m *mysqlSide) dropBroken(be *serverConn) {
 	if m.s.inTrans.Load() {
 		m.s.markTxnBroken()
 	}
 	be.close()
 }
 
-func (m mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.s.learnSessionState(state) }
+func (m *mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.s.learnSessionState(state) }
 
-func (m mysqlSide) bound() bool { return !m.s.movable() }
+func (m *mysqlSide) bound() bool { return !m.movable() }
 
-func (m mysqlSide) candidates() int { return len(serverAddrs(m.s.cfg)) }
+func (m *mysqlSide) candidates() int { return len(serverAddrs(m.s.cfg)) }
 
-func (m mysqlSide) answerTimeout() time.Duration { return 0 }
+func (m *mysqlSide) answerTimeout() time.Duration { return 0 }
 
-func (m mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
+func (m *mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
 	m.s.onTerminator(&m.s.scanner)
 	return buf, dec, end
 }
 
-func (m mysqlSide) afterResponse(cmd mysqlproto.Command, failed bool) {
-	m.s.afterMoveState(cmd, failed)
+func (m *mysqlSide) afterResponse(cmd mysqlproto.Command, failed bool) {
+	m.afterMoveState(cmd, failed)
 }
 
-func (m mysqlSide) refusedWrite(_ []byte, err error) error { return err }
+func (m *mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 
 // brokeBeforeAnswer: a session that may move gets ERR 4012 / 25000,
 // OceanBase's "Transaction result is unknown" (the statement
 // may have run) and moves with its next statement, unless the statement
 // is sent again; any other session gets an ERR and ends.
-func (m mysqlSide) brokeBeforeAnswer(err error) error {
+func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
-	if s.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
+	if m.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
 		// The server broke the connection and still greets: it closed
 		// it on purpose (KILL); the session ends with it.
-		s.move.closedOnPurpose.Store(true)
+		m.move.closedOnPurpose.Store(true)
 	}
-	if s.inTrans.Load() && s.movableOutsideTxn() {
+	if s.inTrans.Load() && m.movableOutsideTxn() {
 		return s.transactionBroke(err)
 	}
-	if !s.movable() {
+	if !m.movable() {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
 	s.srv.metrics.serverFailure(err)
@@ -203,108 +291,8 @@ func (m mysqlSide) brokeBeforeAnswer(err error) error {
 }
 
 // drop closes the server connection: the next statement moves the session.
-func (m mysqlSide) drop(be *serverConn) { be.close() }
+func (m *mysqlSide) drop(be *serverConn) { be.close() }
 
-func (m mysqlSide) replacement() (*serverConn, error) { return m.s.moveServer() }
+func (m *mysqlSide) replacement() (*serverConn, error) { return m.moveServer() }
 
-func (m mysqlSide) holdsERR(uint16) bool { return false }
-
-// obSide is the server side of OceanBase mode: many server sessions, OK
-// packets rewritten for the client and learned from, prepared-statement
-// ids translated, and a server session that fails outside a transaction
-// replaced by another.
-type obSide struct{ s *Session }
-
-func (o obSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	handled, err := o.s.obCommand(cmd, n, body, whole, start)
-	return route.StmtOther, handled, err
-}
-
-func (o obSide) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
-	if o.s.txnBroken {
-		return true, o.s.brokenTxnStatement(n, f, start)
-	}
-	if !whole {
-		return false, nil
-	}
-	return o.s.heldTransaction(n, body, f, start)
-}
-
-func (o obSide) acquire(need routeNeed) error {
-	_, err := o.s.routeStatement(need)
-	return err
-}
-
-func (o obSide) serverFor(need routeNeed) (*serverConn, error) { return o.s.routeStatement(need) }
-
-// statementServer: outside a transaction, where the statement's long
-// data or cursor is, else where the router says.
-func (o obSide) statementServer(ps *prepared) (*serverConn, error) {
-	s := o.s
-	if !s.serverInTrans() && !s.ob.pinned {
-		if ps.home != nil && ps.home.alive() {
-			if err := s.syncServer(ps.home); err == nil {
-				s.useServer(ps.home)
-				return ps.home, nil
-			}
-			s.dropServer(ps.home)
-		}
-	}
-	return s.routeStatement(needAny)
-}
-
-func (o obSide) routeBy(ps *prepared, execBody []byte) {
-	r := &o.s.ob.route
-	if execBody == nil {
-		r.routeBy(ps.sql, &ps.facts, nil)
-		return
-	}
-	r.exec.Reset(execBody, int(ps.params), ps.types)
-	r.routeBy(ps.sql, &ps.facts, &r.exec)
-}
-
-func (o obSide) serverSessions() []*serverConn { return o.s.ob.servers }
-
-func (o obSide) dropBroken(be *serverConn) { o.s.dropBrokenServer(be) }
-
-func (o obSide) learnState(state []byte, status mysqlproto.ServerStatus) {
-	o.s.ob.vars.learn(state, status, nil)
-}
-
-func (o obSide) bound() bool { return o.s.ob.pinned }
-
-func (o obSide) candidates() int { return len(o.s.ob.routeBuf) }
-
-func (o obSide) answerTimeout() time.Duration { return o.s.queryTimeout() }
-
-func (o obSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
-	return o.s.obTerminator(buf, dec, end)
-}
-
-func (o obSide) afterResponse(cmd mysqlproto.Command, failed bool) { o.s.obAfterResponse(cmd, failed) }
-
-func (o obSide) refusedWrite(p []byte, err error) error {
-	if o.s.serverInTrans() {
-		return err
-	}
-	return o.s.resendElsewhere(p, err)
-}
-
-func (o obSide) brokeBeforeAnswer(err error) error {
-	s := o.s
-	if s.cfg.ServerBreakAction == "disconnect" {
-		// ODP's way: the client connection closes.
-		s.dropServer(s.backend)
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
-	}
-	if s.inTrans.Load() || s.serverInTrans() {
-		return s.transactionBroke(err)
-	}
-	return s.serverSessionFailed(err)
-}
-
-func (o obSide) holdsERR(code uint16) bool { return o.s.holdsERR(code) }
-
-func (o obSide) drop(be *serverConn) { o.s.dropServer(be) }
-
-func (o obSide) replacement() (*serverConn, error) { return o.s.routeStatement(needAny) }
+func (m *mysqlSide) holdsERR(uint16) bool { return false }

@@ -40,7 +40,7 @@ func (srv *Server) sweepLoop(stop <-chan struct{}) {
 func (srv *Server) sweep(now time.Time) {
 	cfg := srv.cfg.Load()
 	srv.eachSession(func(s *Session) {
-		if s.State() != StateIdle || s.ob == nil {
+		if s.State() != StateIdle { // waitTimeout is 0 in mysql routing mode
 			return
 		}
 		if limit := time.Duration(s.waitTimeout.Load()); limit > 0 && now.UnixNano()-s.lastActive.Load() > int64(limit) {
@@ -67,15 +67,16 @@ func (srv *Server) sweep(now time.Time) {
 // the wait_timeout the client set, else the cluster's interactive_timeout
 // for an interactive client or its wait_timeout, else MySQL's default. It
 // runs on the session's goroutine when its variables changed.
-func (s *Session) updateWaitTimeout() {
+func (o *obSession) updateWaitTimeout() {
+	s := o.s
 	val, ok := "", false
-	for _, e := range s.ob.vars.sys {
+	for _, e := range o.vars.sys {
 		if e.name == "wait_timeout" {
 			val, ok = e.value, true
 		}
 	}
 	if !ok {
-		if t := s.ob.cluster.Table(); t != nil {
+		if t := o.cluster.Table(); t != nil {
 			name := "wait_timeout"
 			if s.caps.Has(mysqlproto.ClientInteractive) {
 				name = "interactive_timeout"
@@ -88,29 +89,29 @@ func (s *Session) updateWaitTimeout() {
 		d = time.Duration(secs) * time.Second
 	}
 	s.waitTimeout.Store(int64(d))
-	s.updateTimeZone()
+	o.updateTimeZone()
 }
 
 // updateTimeZone reads the session's time_zone, in which TIMESTAMP
 // partition keys are read: the value the server reported for the session,
 // else the cluster's global one. It runs with updateWaitTimeout.
-func (s *Session) updateTimeZone() {
+func (o *obSession) updateTimeZone() {
 	val, ok := "", false
-	for _, e := range s.ob.vars.sys {
+	for _, e := range o.vars.sys {
 		if e.name == "time_zone" {
 			val, ok = e.value, true
 		}
 	}
 	if !ok {
-		if t := s.ob.cluster.Table(); t != nil {
+		if t := o.cluster.Table(); t != nil {
 			val, ok = t.SysVars["time_zone"]
 		}
 	}
 	if !ok {
-		s.ob.timeZone = nil
+		o.timeZone = nil
 		return
 	}
-	if val != s.ob.timeZoneText || s.ob.timeZone == nil {
-		s.ob.timeZone, s.ob.timeZoneText = obpart.ParseTimeZone(strings.Trim(val, "'")), val
+	if val != o.timeZoneText || o.timeZone == nil {
+		o.timeZone, o.timeZoneText = obpart.ParseTimeZone(strings.Trim(val, "'")), val
 	}
 }

@@ -217,9 +217,7 @@ func (s *Session) afterCommand(err error) bool {
 	}
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)
-	if s.ob == nil && s.move.stage1 != nil {
-		s.move.canMove.Store(s.movableOutsideTxn())
-	}
+	s.side.commandDone()
 	if err != nil {
 		var se *sessionError
 		if errors.As(err, &se) && se.reply != nil && s.client != nil {
@@ -265,13 +263,7 @@ func (s *Session) teardown() {
 	}
 	defer s.unregister()
 	s.state.Store(int32(StateClosing))
-	if s.ob != nil {
-		s.closeServers()
-	} else if s.backend != nil {
-		s.backend.close()
-	} else if be := s.sharedBackend.Load(); be != nil {
-		be.close()
-	}
+	s.side.closeAll()
 	s.closeTransport()
 	if s.netClient != nil {
 		s.netClient.free()

@@ -29,11 +29,7 @@ func (s *Session) transactionBroke(err error) error {
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
-	if s.ob != nil {
-		s.dropServer(be)
-	} else {
-		be.close() // the session moves once the transaction is over
-	}
+	s.side.drop(be) // mysql mode: the session moves once the transaction is over
 	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.st.facts.MultiStatement &&
 		(s.st.facts.Txn == route.TxnCommit || s.st.facts.Txn == route.TxnRollback)
 	if !ending {
@@ -77,9 +73,7 @@ func (s *Session) txnServerLost() error {
 // markTxnBroken enters the broken-transaction state.
 func (s *Session) markTxnBroken() {
 	s.txnBroken = true
-	if s.ob != nil {
-		s.ob.heldBegin, s.ob.begunWith = nil, nil
-	}
+	s.side.txnBroke()
 	s.status |= mysqlproto.StatusInTrans
 	s.inTrans.Store(true)
 }

@@ -1,0 +1,94 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"obgate/mysqlproto"
+	"time"
+)
+
+// internalRoundTrip runs one of obgate's own commands on be and reads its
+// answer, which must be a single OK (or ERR). Its session-state report is
+// learned like a client statement's.
+func (s *Session) internalRoundTrip(be *serverConn, payload []byte) error {
+	_, err := s.internalCommand(be, payload)
+	return err
+}
+
+// internalPrepare prepares a statement on be for obgate itself and
+// returns the server's statement id and counts.
+func (s *Session) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
+	sc, err := s.internalCommand(be, payload)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	id, columns, params = sc.Prepared()
+	return id, params, columns, nil
+}
+
+// internalCommand sends one of obgate's own commands to be and reads the
+// whole answer, which may not carry rows (OK, ERR, or a prepare response).
+// A server ERR comes back as errServerState wrapping the SQL error.
+func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
+	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), 0, payload)
+	if err := be.writeRequest(pkt, true, true); err != nil {
+		return nil, err
+	}
+	sc := new(mysqlproto.ResponseScanner)
+	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
+	_ = be.conn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
+	// The deadline is this command's only: mysql mode sets none for the
+	// client's statements, which would otherwise inherit it.
+	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
+	buf := getChunk(4096)
+	defer putChunk(buf)
+	end, dec := 0, 0
+	for {
+		n, ev := sc.Scan(buf[dec:end])
+		dec += n
+		switch ev {
+		case mysqlproto.ScanTerminator:
+			p := sc.Packet()
+			if sc.IsErr() {
+				e, _ := mysqlproto.ParseERR(p)
+				return nil, fmt.Errorf("%w: %w", errServerState, mysqlproto.SQLErrorFromERR(e))
+			}
+			be.status = sc.Status()
+			if p[0] == mysqlproto.OKHeader {
+				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
+					s.side.learnState(ok.SessionState, ok.Status)
+				}
+			}
+			continue
+		case mysqlproto.ScanPrepared:
+			continue
+		case mysqlproto.ScanError:
+			return nil, sc.Err()
+		case mysqlproto.ScanNeedMore:
+		default:
+			return nil, fmt.Errorf("unexpected response to %s", mysqlproto.Command(payload[0]))
+		}
+		if sc.Done() {
+			if dec != end {
+				return nil, errors.New("server sent bytes after its response")
+			}
+			if err := be.finishResponse(); err != nil {
+				return nil, err
+			}
+			return sc, nil
+		}
+		end = copy(buf, buf[dec:end])
+		dec = 0
+		if want := sc.Want(); want > len(buf) {
+			nb := getChunk(want)
+			copy(nb, buf[:end])
+			putChunk(buf)
+			buf = nb
+		}
+		k, err := be.read(buf[end:])
+		if k == 0 && err != nil {
+			return nil, err
+		}
+		end += k
+	}
+}

@@ -1,0 +1,147 @@
+package reactor
+
+import (
+	"context"
+	"time"
+
+	"obgate/config"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// This file is obSession's serverSide: OceanBase mode's many server
+// sessions, OK packets rewritten for the client and learned from,
+// prepared-statement ids translated, and a server session that fails
+// outside a transaction replaced by another.
+
+// login: obHandshake; the server sessions it opened close when it fails.
+func (o *obSession) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
+	err := o.s.obHandshake(ctx, count, cfg)
+	if err != nil {
+		o.closeServers()
+	}
+	return err
+}
+
+func (o *obSession) begin() {
+	o.begunWith = nil
+	o.s.st.txnBefore = o.serverInTrans()
+	o.route.resetRoute()
+}
+
+func (o *obSession) routeQuery(body []byte, f *route.Facts) { o.route.routeBy(body, f, nil) }
+
+func (o *obSession) noteState(mysqlproto.Command, *route.Facts, []byte, bool) {}
+
+func (o *obSession) commandDone() {}
+
+// rewritesAnswers: OK packets are rewritten and OB 2.0 unframed.
+func (o *obSession) rewritesAnswers() bool { return true }
+
+func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
+
+// txnBroke: a held BEGIN goes with the transaction.
+func (o *obSession) txnBroke() { o.heldBegin, o.begunWith = nil, nil }
+
+func (o *obSession) closeAll() { o.closeServers() }
+
+func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
+	handled, err := o.obCommand(cmd, n, body, whole, start)
+	return route.StmtOther, handled, err
+}
+
+func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
+	if o.s.txnBroken {
+		return true, o.s.brokenTxnStatement(n, f, start)
+	}
+	if !whole {
+		return false, nil
+	}
+	return o.heldTransaction(n, body, f, start)
+}
+
+func (o *obSession) acquire(need routeNeed) error {
+	_, err := o.routeStatement(need)
+	return err
+}
+
+func (o *obSession) serverFor(need routeNeed) (*serverConn, error) { return o.routeStatement(need) }
+
+// statementServer: outside a transaction, where the statement's long
+// data or cursor is, else where the router says.
+func (o *obSession) statementServer(ps *prepared) (*serverConn, error) {
+	if !o.serverInTrans() && !o.pinned {
+		if ps.home != nil && ps.home.alive() {
+			if err := o.syncServer(ps.home); err == nil {
+				o.useServer(ps.home)
+				return ps.home, nil
+			}
+			o.dropServer(ps.home)
+		}
+	}
+	return o.routeStatement(needAny)
+}
+
+func (o *obSession) routeBy(ps *prepared, execBody []byte) {
+	r := &o.route
+	if execBody == nil {
+		r.routeBy(ps.sql, &ps.facts, nil)
+		return
+	}
+	r.exec.Reset(execBody, int(ps.params), ps.types)
+	r.routeBy(ps.sql, &ps.facts, &r.exec)
+}
+
+func (o *obSession) serverSessions() []*serverConn { return o.servers }
+
+func (o *obSession) dropBroken(be *serverConn) { o.dropBrokenServer(be) }
+
+func (o *obSession) learnState(state []byte, status mysqlproto.ServerStatus) {
+	o.vars.learn(state, status, nil)
+}
+
+func (o *obSession) bound() bool { return o.pinned }
+
+func (o *obSession) candidates() int { return len(o.routeBuf) }
+
+func (o *obSession) answerTimeout() time.Duration { return o.queryTimeout() }
+
+func (o *obSession) terminator(buf []byte, dec, end int) ([]byte, int, int) {
+	return o.obTerminator(buf, dec, end)
+}
+
+func (o *obSession) afterResponse(cmd mysqlproto.Command, failed bool) {
+	o.obAfterResponse(cmd, failed)
+}
+
+func (o *obSession) refusedWrite(p []byte, err error) error {
+	if o.serverInTrans() {
+		return err
+	}
+	return o.resendElsewhere(p, err)
+}
+
+func (o *obSession) brokeBeforeAnswer(err error) error {
+	s := o.s
+	if s.cfg.ServerBreakAction == "disconnect" {
+		// ODP's way: the client connection closes.
+		o.dropServer(s.backend)
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+	}
+	if s.inTrans.Load() || o.serverInTrans() {
+		return s.transactionBroke(err)
+	}
+	return o.serverSessionFailed(err)
+}
+
+func (o *obSession) drop(be *serverConn) { o.dropServer(be) }
+
+// replacement routes the kept request again, by its kept copy, with the
+// BEGIN that went with it held again.
+func (o *obSession) replacement() (*serverConn, error) {
+	o.rebindRoute()
+	if o.begunWith != nil {
+		o.heldBegin = o.begunWith
+	}
+	return o.routeStatement(needAny)
+}
