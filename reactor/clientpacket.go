@@ -1,7 +1,12 @@
 package reactor
 
+// Reading a client's packet past the bytes the command path peeked at:
+// relayed to the server, skipped, or read whole. Each follows a logical
+// packet across its 16 MiB continuation packets.
+
 import (
 	"encoding/binary"
+
 	"obgate/mysqlproto"
 )
 

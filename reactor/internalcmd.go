@@ -1,10 +1,14 @@
 package reactor
 
+// obgate's own commands on a server session (variable sync, prepares
+// again, KILL): sent and read whole, never relayed to the client.
+
 import (
 	"errors"
 	"fmt"
-	"obgate/mysqlproto"
 	"time"
+
+	"obgate/mysqlproto"
 )
 
 // internalRoundTrip runs one of obgate's own commands on be and reads its

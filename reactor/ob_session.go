@@ -56,7 +56,8 @@ type obSession struct {
 
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
 // own, as ODP's, with the fixed scramble unless enable_proxy_scramble.
-func (s *Session) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
+func (o *obSession) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
+	s := o.s
 	g := ownGreeting(cfg, s.srv.GreetingVersion(cfg), obClientCapabilities)
 	g.ConnectionID = s.id
 	if s.srv.tlsConfig != nil {
@@ -83,9 +84,10 @@ const obClientCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFo
 // forwarded to a server of the tenant (others tried on the login errors
 // ODP retries). The login is kept so that later server sessions log in
 // without the client.
-func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
+func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
+	s := o.s
 	srv := s.srv
-	greet := s.obGreeting(cfg)
+	greet := o.obGreeting(cfg)
 	cpio, _, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
 		return err
@@ -127,13 +129,12 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 			"cluster '%s' does not exist", id.Cluster).AppendPacket(nil))
 		return quit(QuitAuthFailed, fmt.Errorf("unknown cluster %q", id.Cluster))
 	}
-	ob := s.ob
-	ob.cluster, ob.tenant, ob.clientLogin, ob.scramble = cluster, id.Tenant, resp, greet.AuthData
-	ob.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
-	ob.feedback = ob.onFeedback
+	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, id.Tenant, resp, greet.AuthData
+	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
+	o.feedback = o.onFeedback
 	s.tm = srv.metrics.forTenant(id.Cluster, id.Tenant)
 	s.cfg = cfg
-	okPayload, err := s.ob.obFirstLogin(ctx)
+	okPayload, err := o.obFirstLogin(ctx)
 	if err != nil {
 		var se *mysqlproto.SQLError
 		if errors.As(err, &se) {
@@ -150,10 +151,10 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	ok2, _ := mysqlproto.ParseOK(okPayload, mysqlproto.ClientSessionTrack|mysqlproto.ClientProtocol41)
 	s.status = ok2.Status
 	if resp.Database != "" {
-		s.ob.vars.setDB(resp.Database)
+		o.vars.setDB(resp.Database)
 		s.setDB(resp.Database)
 	}
-	s.ob.vars.markSynced(&s.ob.last.sync)
+	o.vars.markSynced(&o.last.sync)
 	// The client gets a plain OK: the server's status and warnings, without
 	// the OceanBase feedback variables meant for the proxy; an OceanBase
 	// driver that may speak OB 2.0 learns it from ob_capability_flag.
@@ -168,7 +169,7 @@ func (s *Session) obHandshake(ctx context.Context, count int64, cfg *config.Conf
 	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	s.ob.publishOB()
+	o.publishOB()
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 // login: obHandshake; the server sessions it opened close when it fails.
 func (o *obSession) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
-	err := o.s.obHandshake(ctx, count, cfg)
+	err := o.obHandshake(ctx, count, cfg)
 	if err != nil {
 		o.closeServers()
 	}
@@ -44,6 +44,10 @@ func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
 func (o *obSession) txnBroke() { o.heldBegin, o.begunWith = nil, nil }
 
 func (o *obSession) closeAll() { o.closeServers() }
+
+// closesIdle: a server session other than the current one (its owner drops
+// it before the next statement).
+func (o *obSession) closesIdle(be *serverConn) bool { return !be.current.Load() }
 
 func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
 	handled, err := o.obCommand(cmd, n, body, whole, start)

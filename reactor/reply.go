@@ -1,10 +1,13 @@
 package reactor
 
+// Answering a command that failed before it reached a server.
+
 import (
 	"errors"
+	"time"
+
 	"obgate/mysqlproto"
 	"obgate/route"
-	"time"
 )
 
 // refuse answers a command that found no server: the session goes on,

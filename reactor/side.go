@@ -3,7 +3,6 @@ package reactor
 import (
 	"context"
 	"time"
-	"unsafe"
 
 	"obgate/config"
 	"obgate/mysqlproto"
@@ -58,6 +57,10 @@ type serverSide interface {
 	// serverGone is told, on the server watch's goroutine, that a server
 	// closed be.
 	serverGone(be *serverConn)
+	// closesIdle reports whether be, one of the session's server sessions,
+	// may be closed by the idle sweeper after server_idle_timeout; the
+	// sweeper's goroutine calls it.
+	closesIdle(be *serverConn) bool
 	// closedIdle reports that the session must close because its server
 	// closed its connection; any goroutine may call it.
 	closedIdle() bool
@@ -120,179 +123,3 @@ type serverSide interface {
 	drop(be *serverConn)
 	replacement() (*serverConn, error)
 }
-
-// mysqlSide is the server side of mysql routing mode: one server session
-// at a time, its answers relayed as they are; a session that left no
-// state on it moves to another server when it fails (mysql_move.go).
-type mysqlSide struct {
-	s    *Session  // the client session this is the server side of
-	move moveLogin // what it takes to log the client in elsewhere
-}
-
-// login: mysqlHandshake.
-func (m *mysqlSide) login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
-	return m.s.mysqlHandshake(ctx, count, cfg, deadline)
-}
-
-func (m *mysqlSide) begin() {}
-
-func (m *mysqlSide) routeQuery([]byte, *route.Facts) {}
-
-func (m *mysqlSide) noteState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool) {
-	m.noteMoveState(cmd, f, body, whole)
-}
-
-// commandDone publishes whether the session may move, for the server
-// watch's goroutine.
-func (m *mysqlSide) commandDone() {
-	if m.move.stage1 != nil {
-		m.move.canMove.Store(m.movableOutsideTxn())
-	}
-}
-
-// rewritesAnswers: answers are relayed as they are.
-func (m *mysqlSide) rewritesAnswers() bool { return false }
-
-func (m *mysqlSide) clusterOf() *route.Cluster { return nil }
-
-func (m *mysqlSide) explain([]byte) RouteExplanation {
-	return RouteExplanation{Err: ErrNotOceanBase}
-}
-
-func (m *mysqlSide) txnBroke() {}
-
-// closeAll closes the one server session, or the one the login opened.
-func (m *mysqlSide) closeAll() {
-	if be := m.s.backend; be != nil {
-		be.close()
-	} else if be := m.s.sharedBackend.Load(); be != nil {
-		be.close()
-	}
-}
-
-func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	return m.s.mysqlCommand(cmd, body, whole), false, nil
-}
-
-func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
-	if !m.s.txnBroken {
-		return false, nil
-	}
-	if f.Txn == route.TxnRollback && f.Chain && !f.MultiStatement {
-		// The server the session moves to runs it: it rolls back nothing
-		// and opens the transaction the client asked for.
-		m.s.endBrokenTxn()
-		return false, nil
-	}
-	return true, m.s.brokenTxnStatement(n, f, start)
-}
-
-// acquire: the session's one server session runs everything; when its
-// connection is gone, a session that may move logs in on another server.
-func (m *mysqlSide) acquire(need routeNeed) error {
-	_, err := m.serverFor(need)
-	return err
-}
-
-func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
-	s := m.s
-	if !s.backend.serverLost() {
-		return s.backend, nil
-	}
-	if s.backend.peerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
-		// The server closed the connection and still greets: it closed
-		// it on purpose (wait_timeout, KILL); the session ends with it.
-		m.move.closedOnPurpose.Store(true)
-	}
-	if s.inTrans.Load() && m.movableOutsideTxn() {
-		return nil, errTxnServerLost // the transaction is lost; the session moves after it
-	}
-	if !m.movable() {
-		return nil, errServerGone
-	}
-	return m.moveServer()
-}
-
-// statementServer: the one server session, unless the statement's long
-// data or cursor was on a server the session has left.
-func (m *mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
-	be, err := m.serverFor(needAny)
-	if err == nil && ps.home != nil && ps.home != be {
-		ps.home = nil
-		return nil, errStatementHomeLost
-	}
-	return be, err
-}
-
-func (m *mysqlSide) routeBy(*prepared, []byte) {}
-
-// serverSessions is the session's one server session, as a slice of the
-// Session's own field (no allocation).
-func (m *mysqlSide) serverSessions() []*serverConn {
-	if m.s.backend == nil || m.s.backend.serverLost() {
-		return nil
-	}
-	return unsafe.Slice(&m.s.backend, 1)
-}
-
-// dropBroken: the connection closes; the next statement moves the session
-// (or finds its transaction lost).
-func (m *mysqlSide) dropBroken(be *serverConn) {
-	if m.s.inTrans.Load() {
-		m.s.markTxnBroken()
-	}
-	be.close()
-}
-
-func (m *mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.s.learnSessionState(state) }
-
-func (m *mysqlSide) bound() bool { return !m.movable() }
-
-func (m *mysqlSide) candidates() int { return len(serverAddrs(m.s.cfg)) }
-
-func (m *mysqlSide) answerTimeout() time.Duration { return 0 }
-
-func (m *mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
-	m.s.onTerminator(&m.s.scanner)
-	return buf, dec, end
-}
-
-func (m *mysqlSide) afterResponse(cmd mysqlproto.Command, failed bool) {
-	m.afterMoveState(cmd, failed)
-}
-
-func (m *mysqlSide) refusedWrite(_ []byte, err error) error { return err }
-
-// brokeBeforeAnswer: a session that may move gets ERR 4012 / 25000,
-// OceanBase's "Transaction result is unknown" (the statement
-// may have run) and moves with its next statement, unless the statement
-// is sent again; any other session gets an ERR and ends.
-func (m *mysqlSide) brokeBeforeAnswer(err error) error {
-	s := m.s
-	if m.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
-		// The server broke the connection and still greets: it closed
-		// it on purpose (KILL); the session ends with it.
-		m.move.closedOnPurpose.Store(true)
-	}
-	if s.inTrans.Load() && m.movableOutsideTxn() {
-		return s.transactionBroke(err)
-	}
-	if !m.movable() {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
-	}
-	s.srv.metrics.serverFailure(err)
-	s.backend.close()
-	if s.st.resendable {
-		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.addr)}
-	}
-	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
-		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
-}
-
-// drop closes the server connection: the next statement moves the session.
-func (m *mysqlSide) drop(be *serverConn) { be.close() }
-
-func (m *mysqlSide) replacement() (*serverConn, error) { return m.moveServer() }
-
-func (m *mysqlSide) holdsERR(uint16) bool { return false }

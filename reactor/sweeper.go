@@ -52,7 +52,7 @@ func (srv *Server) sweep(now time.Time) {
 	srv.servers.addrs.Range(func(k, _ any) bool {
 		for _, be := range srv.servers.snapshot(k.(string)) {
 			owner := be.owner
-			if owner == nil || owner.ob == nil || be.current.Load() || owner.State() != StateIdle {
+			if owner == nil || !owner.side.closesIdle(be) || owner.State() != StateIdle {
 				continue
 			}
 			if now.Sub(be.lastUsedAt()) > limit {
