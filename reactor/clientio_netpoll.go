@@ -1,9 +1,8 @@
 package reactor
 
 import (
-	"obgate/internal/npbound"
-
 	"github.com/cloudwego/netpoll"
+	"obgate/internal/npbound"
 )
 
 // netpollClientIO runs a session's command phase on a netpoll connection.

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/bytedance/gopkg/lang/mcache"
-
 	"obgate/mysqlproto"
 )
 

@@ -1,14 +1,65 @@
 package reactor
 
 // Reading a client's packet past the bytes the command path peeked at:
-// relayed to the server, skipped, or read whole. Each follows a logical
-// packet across its 16 MiB continuation packets.
+// relayed to the server, skipped, or read whole. All three walk the
+// logical packet, across its 16 MiB continuation packets, with eachPiece.
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"obgate/mysqlproto"
 )
+
+// pieceFunc is given each piece of a logical client packet (eachPiece):
+// p is borrowed from the client buffer; starts says p begins with a
+// physical packet's header; first and last say it is the logical packet's
+// first or last piece. It reports whether it keeps p in the client buffer
+// (released later by the caller) instead of letting it go now.
+type pieceFunc func(p []byte, starts, first, last bool) (keep bool, err error)
+
+// eachPiece walks one logical client packet whose header says n payload
+// bytes in pieces of at most chunkSize, giving each to fn. With bounded, a
+// packet longer than max_packet_size ends the session with ERR 1153
+// before that part of it is read. A client failure ends the session; fn's
+// error is returned as it is, after its piece was released (unless kept).
+func (s *Session) eachPiece(n int, bounded bool, fn pieceFunc) error {
+	total := 0
+	first := true
+	for {
+		total += n
+		if bounded && int64(total) > s.cfg.MaxPacketSize {
+			return quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
+				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
+		}
+		starts := true
+		for rem := mysqlproto.HeaderLen + n; rem > 0; {
+			k := min(rem, chunkSize)
+			p, err := s.client.Next(k)
+			if err != nil {
+				return quit(QuitClientNetwork, err)
+			}
+			last := k == rem && n < mysqlproto.MaxPayloadLen
+			keep, err := fn(p, starts, first, last)
+			if !keep {
+				s.client.Release()
+			}
+			if err != nil {
+				return err
+			}
+			first, starts = false, false
+			rem -= k
+		}
+		if n < mysqlproto.MaxPayloadLen {
+			return nil
+		}
+		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		if err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		n, _ = mysqlproto.ParseHeader(hdr)
+	}
+}
 
 // readPacket reads one whole logical packet from the client into a new
 // buffer (header of the first physical packet included, continuation
@@ -24,38 +75,15 @@ func (s *Session) readPacketTo(dst []byte, n int) ([]byte, error) {
 	if cap(out) < mysqlproto.HeaderLen+n {
 		out = make([]byte, 0, mysqlproto.HeaderLen+n)
 	}
-	hdr, err := s.client.Next(mysqlproto.HeaderLen)
+	err := s.eachPiece(n, true, func(p []byte, starts, first, _ bool) (bool, error) {
+		if starts && !first {
+			p = p[mysqlproto.HeaderLen:] // a continuation's header
+		}
+		out = append(out, p...)
+		return false, nil
+	})
 	if err != nil {
-		return nil, quit(QuitClientNetwork, err)
-	}
-	out = append(out, hdr...)
-	s.client.Release()
-	total := 0
-	for {
-		total += n
-		if int64(total) > s.cfg.MaxPacketSize {
-			return nil, quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
-				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
-		}
-		for rem := n; rem > 0; {
-			k := min(rem, chunkSize)
-			p, err := s.client.Next(k)
-			if err != nil {
-				return nil, quit(QuitClientNetwork, err)
-			}
-			out = append(out, p...)
-			s.client.Release()
-			rem -= k
-		}
-		if n < mysqlproto.MaxPayloadLen {
-			break
-		}
-		h, err := s.client.Next(mysqlproto.HeaderLen)
-		if err != nil {
-			return nil, quit(QuitClientNetwork, err)
-		}
-		n, _ = mysqlproto.ParseHeader(h)
-		s.client.Release()
+		return nil, err
 	}
 	payloadLen := len(out) - mysqlproto.HeaderLen
 	if payloadLen >= mysqlproto.MaxPayloadLen {
@@ -69,24 +97,7 @@ func (s *Session) readPacketTo(dst []byte, n int) ([]byte, error) {
 // skipPacket consumes one logical packet of n payload bytes (continuations
 // included) from the client without forwarding it.
 func (s *Session) skipPacket(n int) error {
-	for {
-		for rem := mysqlproto.HeaderLen + n; rem > 0; {
-			k := min(rem, chunkSize)
-			if _, err := s.client.Next(k); err != nil {
-				return quit(QuitClientNetwork, err)
-			}
-			s.client.Release()
-			rem -= k
-		}
-		if n < mysqlproto.MaxPayloadLen {
-			return nil
-		}
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
-		if err != nil {
-			return quit(QuitClientNetwork, err)
-		}
-		n, _ = mysqlproto.ParseHeader(hdr)
-	}
+	return s.eachPiece(n, false, func([]byte, bool, bool, bool) (bool, error) { return false, nil })
 }
 
 // relayPacket streams one logical client packet (whose header says n
@@ -108,51 +119,36 @@ func (s *Session) skipPacket(n int) error {
 // another server. Larger requests are streamed and cannot be resent.
 func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 	var sent int64
-	total := 0
-	first := true
-	for {
-		total += n
-		if int64(total) > s.cfg.MaxPacketSize {
-			return sent, quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
-				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
+	var broke error // the failed write of a one-piece request
+	err := s.eachPiece(n, true, func(p []byte, _, first, last bool) (bool, error) {
+		if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
+			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
 		}
-		for rem := mysqlproto.HeaderLen + n; rem > 0; {
-			k := min(rem, chunkSize)
-			p, err := s.client.Next(k)
-			if err != nil {
-				return sent, quit(QuitClientNetwork, err)
-			}
-			if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
-				binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
-			}
-			last := k == rem && n < mysqlproto.MaxPayloadLen
-			err = s.backend.writeRequest(p, first, last)
-			if err != nil && first && last {
-				err = s.side.refusedWrite(p, err)
-			}
-			if keep && first && last && err == nil {
-				s.st.kept = p
-			} else {
-				s.client.Release()
-			}
-			if err != nil && first && last {
-				// Nothing of a one-piece request reached the server.
-				return sent, s.side.brokeBeforeAnswer(err)
-			}
-			if err != nil {
-				return sent, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
-			}
-			first = false
-			sent += int64(k)
-			rem -= k
+		err := s.backend.writeRequest(p, first, last)
+		if err != nil && first && last {
+			err = s.side.refusedWrite(p, err)
 		}
-		if n < mysqlproto.MaxPayloadLen {
-			return sent, nil
+		if err != nil && first && last {
+			broke = err
+			return false, errPieceNotSent
 		}
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 		if err != nil {
-			return sent, quit(QuitClientNetwork, err)
+			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 		}
-		n, _ = mysqlproto.ParseHeader(hdr)
+		sent += int64(len(p))
+		if keep && first && last {
+			s.st.kept = p
+			return true, nil
+		}
+		return false, nil
+	})
+	if broke != nil {
+		// Nothing of a one-piece request reached the server.
+		return sent, s.side.brokeBeforeAnswer(broke)
 	}
+	return sent, err
 }
+
+// errPieceNotSent stops relayPacket's walk when a one-piece request could
+// not be written.
+var errPieceNotSent = errors.New("request not sent")

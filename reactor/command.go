@@ -18,7 +18,7 @@ const classifyLen = 4096
 // on the goroutine that owns the session and consumes exactly the
 // command's packets, or returns an error that ends the session.
 func (s *Session) serveCommand() error {
-	s.releaseKept() // a command that ended early may still hold its request
+	s.st.releaseKept() // a command that ended early may still hold its request
 	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return quit(QuitClientNetwork, err)
@@ -56,7 +56,7 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuit:
 		return errClientQuit
 	case mysqlproto.ComQuery:
-		f := s.lexStatement(body, whole)
+		f := s.st.lexStatement(body, whole)
 		kind = f.Kind
 		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
 			return err
@@ -64,7 +64,7 @@ func (s *Session) serveCommand() error {
 		if handled, err := s.side.query(n, body, whole, f, start); handled {
 			return err
 		}
-		need = s.noteStatement(f, whole)
+		need = s.st.noteStatement(f, whole)
 		s.side.routeQuery(body, f)
 	default:
 		spec := &commands[cmd]
@@ -91,9 +91,9 @@ func (s *Session) serveCommand() error {
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)
 	if err := s.side.acquire(need); err != nil {
-		return s.refuse(n, err)
+		return s.st.refuse(n, err)
 	}
-	return s.forward(cmd, n, kind, start)
+	return s.st.forward(cmd, n, kind, start)
 }
 
 // noteStatement records what the facts of a COM_QUERY mean for the
@@ -103,9 +103,9 @@ func (s *Session) serveCommand() error {
 // statement longer than obgate reads, the pins of its first part count (a
 // lower bound); a long statement is not bound to a server that may be
 // gone.
-func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
-	s.st.pinCandidate = f.Pins.Holds()
-	s.st.resendable = whole && f.ReadOnly && !f.Incomplete
+func (st *statement) noteStatement(f *route.Facts, whole bool) routeNeed {
+	st.pinCandidate = f.Pins.Holds()
+	st.resendable = whole && f.ReadOnly && !f.Incomplete
 	if f.Pins.NeedsLast() {
 		return needLast
 	}
@@ -117,27 +117,28 @@ func (s *Session) noteStatement(f *route.Facts, whole bool) routeNeed {
 // COM_CHANGE_USER names) and lets the common path forward them.
 func (s *Session) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
 	if cmd == mysqlproto.ComChangeUser {
-		s.pendingUser = ""
+		s.st.pendingUser = ""
 		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
-			s.pendingUser = string(body[:i])
+			s.st.pendingUser = string(body[:i])
 		}
 	}
 	return route.StmtOther
 }
 
 // forward sends the client's command to the server and streams the answer.
-func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
+func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
+	s := st.s
 	sent, err := s.relayPacket(n, true)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
-		s.releaseKept()
-		return s.answerFailure(err, kind, start)
+		st.releaseKept()
+		return st.answerFailure(err, kind, start)
 	}
 	if !cmd.HasResponse() {
-		s.releaseKept()
+		st.releaseKept()
 		return nil
 	}
-	_, err = s.answer(cmd, kind, start, true)
+	_, err = st.answer(cmd, kind, start, true)
 	return err
 }
 
@@ -145,26 +146,27 @@ func (s *Session) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, st
 // after, afterResponse learns from it. A statement that failed without
 // ending the session (a statementError) gets its ERR here. ok reports
 // whether the server's answer was relayed.
-func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
-	o := s.relay(cmd)
-	for o.stage == stageSent && s.mayResend(o) {
-		if !s.resendKept(o) {
+func (st *statement) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
+	s := st.s
+	o := st.relay(cmd)
+	for o.stage == stageSent && st.mayResend(o) {
+		if !st.resendKept(o) {
 			break
 		}
-		o = s.relay(cmd)
+		o = st.relay(cmd)
 	}
-	s.releaseKept()
+	st.releaseKept()
 	if o.fail == route.FailHeldERR {
-		if s.endsTxnByClosing() {
+		if st.endsTxnByClosing() {
 			s.countStatement(kind, false, start)
-			return true, s.rollbackByClosing(o.errCode)
+			return true, st.rollbackByClosing(o.errCode)
 		}
-		if s.commitsTxn() {
+		if st.commitsTxn() {
 			s.countStatement(kind, true, start)
-			return false, s.commitRefused(o.errCode)
+			return false, st.commitRefused(o.errCode)
 		}
 		// Nowhere else to send it: the client gets the server's ERR.
-		o.written, o.err = s.deliverHeldERR()
+		o.written, o.err = st.deliverHeldERR()
 		o.fail, o.stage = route.FailNone, stageAnswered
 	}
 	s.srv.metrics.bytesToClient.Add(int(o.written))
@@ -181,14 +183,15 @@ func (s *Session) answer(cmd mysqlproto.Command, kind route.StmtKind, start time
 	}
 	failed := s.scanner.IsErr()
 	if after {
-		s.afterResponse(cmd, failed)
+		st.afterResponse(cmd, failed)
 	}
 	s.countStatement(kind, failed, start)
 	return true, nil
 }
 
 // afterResponse updates session facts from a complete response.
-func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
+func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
+	s := st.s
 	s.side.afterResponse(cmd, failed)
 	inTrans := s.status.Has(mysqlproto.StatusInTrans)
 	if s.inTrans.Load() != inTrans {
@@ -202,17 +205,17 @@ func (s *Session) afterResponse(cmd mysqlproto.Command, failed bool) {
 		}
 	case mysqlproto.ComInitDB:
 		if !failed {
-			s.setDB(s.pendingDB)
+			s.setDB(st.pendingDB)
 		}
 	case mysqlproto.ComChangeUser:
 		if !failed {
 			s.status &^= mysqlproto.StatusInTrans
 			s.inTrans.Store(false)
-			if s.pendingUser != "" {
+			if st.pendingUser != "" {
 				// SHOW PROXYSESSION shows, and filters by, the new user.
 				s.mu.Lock()
-				s.user = s.pendingUser
-				s.identity = route.ParseUsername(s.pendingUser, s.cfg.UsernameSeparators())
+				s.user = st.pendingUser
+				s.identity = route.ParseUsername(st.pendingUser, s.cfg.UsernameSeparators())
 				s.mu.Unlock()
 			}
 		}
@@ -238,7 +241,7 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, s
 		}
 	}
 	if info.Kind == route.StmtKill {
-		return s.handleKill(n, f, start)
+		return s.st.handleKill(n, f, start)
 	}
 	return false, nil
 }
@@ -247,13 +250,13 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, s
 // into the session's own Facts (valid until the next statement; its table
 // names are borrowed from body). A statement longer than obgate looks at
 // (!whole) is read as a prefix: its facts say so (Incomplete).
-func (s *Session) lexStatement(body []byte, whole bool) *route.Facts {
+func (st *statement) lexStatement(body []byte, whole bool) *route.Facts {
 	if whole {
-		s.st.facts = route.Lex(body)
+		st.facts = route.Lex(body)
 	} else {
-		s.st.facts = route.LexPrefix(body)
+		st.facts = route.LexPrefix(body)
 	}
-	return &s.st.facts
+	return &st.facts
 }
 
 // maybeInternal reports whether a statement may be an ODP internal command.

@@ -74,7 +74,7 @@ var commands = [256]commandSpec{
 // the server accepted it (afterResponse); the command goes on as usual.
 func noteInitDB(s *Session, _ mysqlproto.Command, _ int, body []byte, whole bool, _ time.Time) (bool, error) {
 	if whole {
-		s.pendingDB = string(body)
+		s.st.pendingDB = string(body)
 	}
 	return false, nil
 }
@@ -84,19 +84,19 @@ func serveProcessKill(s *Session, _ mysqlproto.Command, n int, body []byte, whol
 	if !whole || len(body) < 4 {
 		return false, nil
 	}
-	return true, s.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
+	return true, s.st.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
 }
 
 // servePrepare, serveStatement and serveStatementClose run the
 // prepared-statement commands (prepared.go).
 func servePrepare(s *Session, _ mysqlproto.Command, n int, _ []byte, _ bool, start time.Time) (bool, error) {
-	return true, s.prepareStatement(n, start)
+	return true, s.st.prepareStatement(n, start)
 }
 
 func serveStatement(s *Session, cmd mysqlproto.Command, n int, body []byte, _ bool, start time.Time) (bool, error) {
-	return true, s.runStatement(cmd, n, body, start)
+	return true, s.st.runStatement(cmd, n, body, start)
 }
 
 func serveStatementClose(s *Session, _ mysqlproto.Command, n int, body []byte, _ bool, _ time.Time) (bool, error) {
-	return true, s.closeStatement(n, body)
+	return true, s.st.closeStatement(n, body)
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 )
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"

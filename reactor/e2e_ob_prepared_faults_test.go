@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 )
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 	"obgate/tools/obsim"
 )

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"

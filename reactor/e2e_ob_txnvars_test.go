@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 )
 

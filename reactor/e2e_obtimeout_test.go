@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 )

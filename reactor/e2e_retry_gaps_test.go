@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/reactor"

@@ -13,7 +13,8 @@ import (
 // more, so at most one buffer of data is in flight per session. LOCAL
 // INFILE uploads and COM_CHANGE_USER auth rounds are relayed the other way
 // in between. It returns the number of bytes written to the client.
-func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
+func (st *statement) relayResponse(cmd mysqlproto.Command) (int64, error) {
+	s := st.s
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)
 	if s.backend.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
@@ -54,7 +55,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 		if err := flushFn(); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
-		s.releaseKept() // part of the answer is the client's now
+		st.releaseKept() // part of the answer is the client's now
 		written += int64(dec)
 		win.consumed(dec)
 		dec = 0
@@ -76,7 +77,7 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 					s.backend.close()
 				}
 				if written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
-					s.st.heldERR = append(s.st.heldERR[:0], win.buf[:dec]...)
+					st.heldERR = append(st.heldERR[:0], win.buf[:dec]...)
 					return 0, errRetryableERR
 				}
 				return written, flush(true)
@@ -100,23 +101,23 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				s.side.terminator(win.buf, dec, win.end) // mysql side: reads only
 			}
 		case mysqlproto.ScanPrepared:
-			s.notePrepared(sc.Packet())
+			st.notePrepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
 			if err := flush(true); err != nil {
 				return written, err
 			}
-			s.releaseKept()
+			st.releaseKept()
 			if win.end != 0 {
 				return written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
 			}
-			if err := s.relayUpload(); err != nil {
+			if err := st.relayUpload(); err != nil {
 				return written, err
 			}
 		case mysqlproto.ScanAuthContinue:
 			if err := flush(true); err != nil {
 				return written, err
 			}
-			s.releaseKept()
+			st.releaseKept()
 			hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 			if err != nil {
 				return written, quit(QuitClientNetwork, err)
@@ -133,7 +134,8 @@ func (s *Session) relayResponse(cmd mysqlproto.Command) (int64, error) {
 
 // relayUpload forwards the client's LOCAL INFILE packets to the server up
 // to and including the empty packet that ends the file.
-func (s *Session) relayUpload() error {
+func (st *statement) relayUpload() error {
+	s := st.s
 	for {
 		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 		if err != nil {
@@ -153,7 +155,8 @@ func (s *Session) relayUpload() error {
 
 // onTerminator learns from an OK, EOF or ERR that ended a result: the
 // transaction state and the current database.
-func (s *Session) onTerminator(sc *mysqlproto.ResponseScanner) {
+func (m *mysqlSide) onTerminator(sc *mysqlproto.ResponseScanner) {
+	s := m.s
 	if sc.IsErr() {
 		return
 	}
@@ -163,7 +166,7 @@ func (s *Session) onTerminator(sc *mysqlproto.ResponseScanner) {
 		p := sc.Packet()
 		if len(p) > 0 && (p[0] == mysqlproto.OKHeader || (p[0] == mysqlproto.EOFHeader && len(p) > 5)) {
 			if ok, good := mysqlproto.ParseOK(p, s.caps); good {
-				s.learnSessionState(ok.SessionState)
+				m.learnSessionState(ok.SessionState)
 			}
 		}
 	}
@@ -171,7 +174,8 @@ func (s *Session) onTerminator(sc *mysqlproto.ResponseScanner) {
 
 // learnSessionState picks the current database out of session-state
 // changes.
-func (s *Session) learnSessionState(raw []byte) {
+func (m *mysqlSide) learnSessionState(raw []byte) {
+	s := m.s
 	it := mysqlproto.SessionStates(raw)
 	for {
 		typ, data, more := it.Next()
@@ -194,7 +198,8 @@ func (s *Session) learnSessionState(raw []byte) {
 // (refusedWrite); otherwise the failure is what a server break before the
 // answer is (brokeBeforeAnswer), which the caller answers with
 // answerFailure.
-func (s *Session) sendRequest(be *serverConn, pkt []byte) error {
+func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
+	s := st.s
 	if err := be.writeRequest(pkt, true, true); err != nil {
 		if err = s.side.refusedWrite(pkt, err); err != nil {
 			return s.side.brokeBeforeAnswer(err)

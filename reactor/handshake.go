@@ -26,8 +26,10 @@ const maxLoginPacket = 1 << 20
 // hands the session to its transport.
 func (srv *Server) handleConn(conn net.Conn) {
 	defer srv.wg.Done()
-	s := &Session{srv: srv, id: srv.newSessionID(), connectedAt: time.Now(), rawConn: conn}
+	s := &Session{srv: srv, id: srv.newSessionID()}
+	s.connectedAt, s.rawConn = time.Now(), conn
 	s.setSide(srv.cfg.Load())
+	s.st.s = s
 	s.clientAddr = conn.RemoteAddr().String()
 	s.lastActive.Store(s.connectedAt.UnixNano())
 	s.curCmd.Store(-1)

@@ -17,22 +17,24 @@ type killStmt struct {
 // handleKill runs KILL [CONNECTION | QUERY] id with MySQL's semantics
 // (see kill). It reports false when the statement is not a plain KILL
 // (KILL PROXYSESSION, KILL USER, ...), which goes elsewhere.
-func (s *Session) handleKill(n int, f *route.Facts, start time.Time) (bool, error) {
+func (st *statement) handleKill(n int, f *route.Facts, start time.Time) (bool, error) {
+	s := st.s
 	if !f.Kill.OK {
 		return false, nil
 	}
 	if err := s.skipPacket(n); err != nil {
 		return true, err
 	}
-	return true, s.kill(killStmt{query: f.Kill.Query, id: f.Kill.ID}, start)
+	return true, st.kill(killStmt{query: f.Kill.Query, id: f.Kill.ID}, start)
 }
 
 // handleProcessKill runs the old COM_PROCESS_KILL command.
-func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
+func (st *statement) handleProcessKill(n int, id uint32, start time.Time) error {
+	s := st.s
 	if err := s.skipPacket(n); err != nil {
 		return err
 	}
-	return s.kill(killStmt{id: id}, start)
+	return st.kill(killStmt{id: id}, start)
 }
 
 // kill runs KILL [CONNECTION | QUERY] id. id may be any id a client can
@@ -40,19 +42,20 @@ func (s *Session) handleProcessKill(n int, id uint32, start time.Time) error {
 // CONNECTION_ID() through an OceanBase server) or a server's connection id
 // (CONNECTION_ID() of a MySQL server). It resolves to exactly one session
 // or to none (ERR 1094), never to a session that merely has an equal id.
-func (s *Session) kill(k killStmt, start time.Time) error {
-	target, found := s.killTarget(k.id)
+func (st *statement) kill(k killStmt, start time.Time) error {
+	s := st.s
+	target, found := st.killTarget(k.id)
 	if !found {
 		if !s.srv.ids.layout.isClientID(k.id) && s.side.current() != nil {
 			// A connection of the server's own that no obgate session
 			// holds: the server decides, as for a direct client.
-			return s.forwardKill(k, k.id, start)
+			return st.forwardKill(k, k.id, start)
 		}
-		return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
+		return st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	if target == s {
 		if k.query {
-			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"), start)
+			return st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"), start)
 		}
 		_ = s.writeError(mysqlproto.NewSQLError(mysqlproto.ERQueryInterrupted, "Query execution was interrupted"))
 		return quit(QuitKilled, nil)
@@ -68,8 +71,9 @@ func (s *Session) kill(k killStmt, start time.Time) error {
 	return s.side.killSession(k, target, tinfo, start)
 }
 
-// killFailed answers a KILL with e.
-func (s *Session) killFailed(e *mysqlproto.SQLError, start time.Time) error {
+// answerKillError answers a KILL with e.
+func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) error {
+	s := st.s
 	s.countStatement(route.StmtKill, true, start)
 	return s.writeError(e)
 }
@@ -81,17 +85,17 @@ func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 	s := m.s
 	if tinfo.ServerAddr != s.backend.addr {
 		if k.query {
-			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+			return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
 				"KILL QUERY %d: that session runs on %s, this one on %s; connect through obgate to the same server", k.id, tinfo.ServerAddr, s.backend.addr), start)
 		}
 		if tinfo.User != s.userName() {
-			return s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id), start)
+			return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id), start)
 		}
 		target.requestClose(closeNow)
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
-	err := s.forwardKill(k, tinfo.ServerID, start)
+	err := s.st.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
 		target.requestClose(closeNow)
 	}
@@ -101,7 +105,8 @@ func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // killTarget resolves a KILL id to a live, non-administrator session: an
 // obgate id names a session of this process; any other id is a server's
 // connection id, looked up by the routing mode (serverIDOwner).
-func (s *Session) killTarget(id uint32) (*Session, bool) {
+func (st *statement) killTarget(id uint32) (*Session, bool) {
+	s := st.s
 	var target *Session
 	if s.srv.ids.layout.isClientID(id) {
 		target, _ = s.srv.Session(id)
@@ -128,7 +133,7 @@ func (m *mysqlSide) serverIDOwner(id uint32) *Session {
 // looked up on every server of the session's cluster.
 func (o *obSession) serverIDOwner(id uint32) *Session {
 	return o.s.srv.servers.ownerAnywhere(id, func(be *serverConn) bool {
-		return be.owner != nil && be.owner.ob != nil && be.owner.ob.cluster == o.cluster
+		return be.owner != nil && be.owner.side.clusterOf() == o.cluster
 	})
 }
 
@@ -144,13 +149,14 @@ func appendKill(dst []byte, query bool, id uint32) []byte {
 
 // forwardKill sends KILL [QUERY] serverID to the session's current server
 // and answers the client (sendKill).
-func (s *Session) forwardKill(k killStmt, serverID uint32, start time.Time) error {
+func (st *statement) forwardKill(k killStmt, serverID uint32, start time.Time) error {
+	s := st.s
 	return s.side.sendKill(k, appendKill(nil, k.query, serverID), start)
 }
 
 // sendKill: the server's answer goes to the client as it is.
 func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
-	return m.s.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+	return m.s.st.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
 }
 
 // sendKill: obgate's own OK or the server's ERR (killOn).
@@ -158,7 +164,7 @@ func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	be := o.last
 	if !be.alive() {
 		o.dropBrokenServer(be)
-		return o.s.killFailed(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
+		return o.s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	return o.killOn(be, stmt, start)
 }
@@ -169,11 +175,12 @@ func (o *obSession) current() *serverConn { return o.last }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.
-func (s *Session) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
+func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
+	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
 	if _, err := s.backend.conn.Write(pkt); err != nil {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
-	_, err := s.answer(cmd, kind, start, true)
+	_, err := st.answer(cmd, kind, start, true)
 	return err
 }

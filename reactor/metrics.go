@@ -7,7 +7,6 @@ import (
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
-
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/route"

@@ -3,11 +3,9 @@ package reactor
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -237,25 +235,9 @@ func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*serverConn, erro
 	} else {
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
-	_ = be.conn.SetDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
-	pio.SetSequence(1)
-	if err := pio.WritePacketFlush(r.Append(nil)); err != nil {
-		be.close()
-		return nil, err
-	}
-	p, err := pio.ReadPacket()
-	if err == nil && (len(p) == 0 || p[0] != mysqlproto.OKHeader) {
-		err = errors.New("the server did not accept the login")
-		if len(p) > 0 && p[0] == mysqlproto.ERRHeader {
-			e, _ := mysqlproto.ParseERR(p)
-			err = mysqlproto.SQLErrorFromERR(e)
-		}
-	}
-	if err != nil {
-		be.close()
+	if _, err := ownLogin(be, pio, &r, loginDeadline(ctx, s.cfg)); err != nil {
 		return nil, fmt.Errorf("log in on %s: %w", addr, err)
 	}
-	_ = be.conn.SetDeadline(time.Time{})
 	return be, nil
 }
 

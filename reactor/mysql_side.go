@@ -136,7 +136,7 @@ func (m *mysqlSide) dropBroken(be *serverConn) {
 	be.close()
 }
 
-func (m *mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.s.learnSessionState(state) }
+func (m *mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.learnSessionState(state) }
 
 func (m *mysqlSide) bound() bool { return !m.movable() }
 
@@ -145,7 +145,7 @@ func (m *mysqlSide) candidates() int { return len(serverAddrs(m.s.cfg)) }
 func (m *mysqlSide) answerTimeout() time.Duration { return 0 }
 
 func (m *mysqlSide) terminator(buf []byte, dec, end int) ([]byte, int, int) {
-	m.s.onTerminator(&m.s.scanner)
+	m.onTerminator(&m.s.scanner)
 	return buf, dec, end
 }
 

@@ -3,9 +3,10 @@ package reactor
 import (
 	"errors"
 	"net"
-	"obgate/internal/npbound"
 	"testing"
 	"time"
+
+	"obgate/internal/npbound"
 )
 
 // TestNetpollLayout fails when a netpoll upgrade changed the internals

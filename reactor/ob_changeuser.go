@@ -53,7 +53,7 @@ func (o *obSession) obChangeUser(n int, start time.Time) error {
 	if err != nil {
 		o.changeUserRefused(nil)
 		s.countStatement(route.StmtOther, true, start)
-		return s.writeErrorFor(err)
+		return s.st.writeErrorFor(err)
 	}
 	fwd := *cu
 	fwd.User = id.User + "@" + o.tenant

@@ -154,7 +154,7 @@ func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	if !failed {
 		switch cmd {
 		case mysqlproto.ComInitDB:
-			o.vars.setDB(s.pendingDB)
+			o.vars.setDB(s.st.pendingDB)
 			o.vars.markSynced(&be.sync)
 		case mysqlproto.ComResetConnection:
 			o.resetOB(be)
@@ -300,7 +300,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 		cancel()
 		if err != nil {
 			s.countStatement(route.StmtKill, true, start)
-			return s.writeErrorFor(err)
+			return s.st.writeErrorFor(err)
 		}
 	}
 	err := o.killOn(be, appendKill(nil, k.query, tinfo.ServerID), start)

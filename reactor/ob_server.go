@@ -3,12 +3,10 @@ package reactor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"time"
 
-	"obgate/health"
 	"obgate/mysqlproto"
 )
 
@@ -40,37 +38,10 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	_ = be.conn.SetDeadline(deadline)
 	resp := o.serverLogin(h, first)
-	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
-		be.close()
-		return nil, nil, err
-	}
-	p, err := pio.ReadPacket()
+	p, err := ownLogin(be, pio, resp, loginDeadline(ctx, cfg))
 	if err != nil {
-		be.close()
-		return nil, nil, fmt.Errorf("login to %s: %w", addr, err)
-	}
-	if len(p) == 0 {
-		be.close()
-		return nil, nil, mysqlproto.ErrMalformed
-	}
-	switch p[0] {
-	case mysqlproto.ERRHeader:
-		be.close()
-		e, _ := mysqlproto.ParseERR(p)
-		if health.AliveFailureERR(e.Code) {
-			be.health.AliveFailed(health.ERRReason(e.Code))
-		}
-		return nil, nil, mysqlproto.SQLErrorFromERR(e)
-	case mysqlproto.OKHeader:
-	default:
-		be.close()
-		return nil, nil, fmt.Errorf("login to %s: the server asked for another auth round, which a proxied OceanBase login does not have", addr)
+		return nil, nil, err
 	}
 	ok, good := mysqlproto.ParseOK(p, resp.Capability)
 	if !good {
@@ -89,7 +60,6 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 	case cfg.EnableCompressionProtocol && granted.Has(mysqlproto.OBCapChecksum):
 		be.comp = mysqlproto.NewCompressedFramer(be.conn, be.conn, mysqlproto.FramerClient, compressionLevel(cfg.CompressionAlgorithm))
 	}
-	_ = be.conn.SetDeadline(time.Time{})
 	be.status = ok.Status
 	be.touch()
 	if !first {
@@ -99,7 +69,7 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 	}
 	o.servers = append(o.servers, be)
 	s.srv.servers.add(be, s)
-	return be, append([]byte(nil), p...), nil
+	return be, p, nil
 }
 
 // serverLogin builds the HandshakeResponse obgate sends a server: the

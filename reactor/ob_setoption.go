@@ -43,14 +43,14 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 		}
 	}
 	if _, err := o.routeStatement(needAny); err != nil {
-		return s.refuse(n, err)
+		return s.st.refuse(n, err)
 	}
 	sent, err := s.relayPacket(n, false)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
 		return err
 	}
-	relayed, err := s.answer(mysqlproto.ComSetOption, route.StmtOther, start, true)
+	relayed, err := s.st.answer(mysqlproto.ComSetOption, route.StmtOther, start, true)
 	if err != nil || !relayed || s.scanner.IsErr() || !known {
 		return err
 	}

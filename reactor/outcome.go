@@ -35,10 +35,11 @@ type outcome struct {
 
 // relay streams the answer to cmd (relayResponse), says how far it got
 // and what failed, and tells the server's health entry.
-func (s *Session) relay(cmd mysqlproto.Command) outcome {
+func (st *statement) relay(cmd mysqlproto.Command) outcome {
+	s := st.s
 	be := s.backend
 	be.health.Begin()
-	written, err := s.relayResponse(cmd)
+	written, err := st.relayResponse(cmd)
 	be.health.End()
 	o := outcome{written: written, err: err, stage: stageAnswered}
 	switch {
@@ -89,11 +90,12 @@ func classifyFailure(err error) route.Failure {
 // releaseKept ends the hold on the request kept for a resend: called once
 // the first byte of its answer is on its way to the client, before the
 // client is read again, and when the command ends.
-func (s *Session) releaseKept() {
-	if s.st.kept != nil {
-		s.st.kept = nil
-		if s.st.keptOwned {
-			s.st.keptOwned = false
+func (st *statement) releaseKept() {
+	s := st.s
+	if st.kept != nil {
+		st.kept = nil
+		if st.keptOwned {
+			st.keptOwned = false
 			return
 		}
 		s.client.Release()

@@ -106,7 +106,8 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // prepareStatement prepares a statement on a server session and gives the
 // client obgate's own statement id, under which the statement may later
 // run on other server sessions too.
-func (s *Session) prepareStatement(n int, start time.Time) error {
+func (st *statement) prepareStatement(n int, start time.Time) error {
+	s := st.s
 	pkt, err := s.readPacketTo(s.stmts.request, n)
 	if err != nil {
 		return err
@@ -121,24 +122,25 @@ func (s *Session) prepareStatement(n int, start time.Time) error {
 	s.side.routeBy(p, nil)
 	be, err := s.side.serverFor(needAny)
 	if err != nil {
-		return s.writeErrorFor(err)
+		return st.writeErrorFor(err)
 	}
 	s.stmts.pending = p
 	defer func() { s.stmts.pending = nil }()
-	s.st.resendable = true // preparing changes nothing on the server
-	if err := s.sendRequest(be, pkt); err != nil {
-		return s.answerFailure(err, kind, start)
+	st.resendable = true // preparing changes nothing on the server
+	if err := st.sendRequest(be, pkt); err != nil {
+		return st.answerFailure(err, kind, start)
 	}
 	// The request is obgate's own copy: keep it, to send it again should
 	// the server fail before it answers.
-	s.st.kept, s.st.keptOwned = pkt, true
-	_, err = s.answer(mysqlproto.ComStmtPrepare, kind, start, true)
+	st.kept, st.keptOwned = pkt, true
+	_, err = st.answer(mysqlproto.ComStmtPrepare, kind, start, true)
 	return err
 }
 
 // notePrepared runs when a prepare OK passes through: it records the
 // statement under a new client id and writes that id into the packet.
-func (s *Session) notePrepared(pkt []byte) {
+func (st *statement) notePrepared(pkt []byte) {
+	s := st.s
 	p := s.stmts.pending
 	if p == nil || len(pkt) < 9 {
 		return
@@ -155,7 +157,8 @@ func (s *Session) notePrepared(pkt []byte) {
 // on the server session that holds the statement's long data or cursor,
 // else (outside a transaction) where it is prepared, else anywhere after
 // preparing it again; the statement id is rewritten to the server's.
-func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) error {
+func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) error {
+	s := st.s
 	if len(body) < 4 {
 		if err := s.skipPacket(n); err != nil {
 			return err
@@ -178,16 +181,16 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 		s.side.routeBy(ps, body)
 		// An execute of a statement that only reads is a read: it may go
 		// again after its server broke, as the text would.
-		s.st.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
+		st.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
 	}
-	be, sid, bound, err := s.preparedServer(ps, id)
+	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
-		return s.refuse(n, err)
+		return st.refuse(n, err)
 	}
-	s.st.patchID, s.st.patchOn = sid, true
-	defer func() { s.st.patchOn, s.st.retryPS = false, nil }()
+	st.patchID, st.patchOn = sid, true
+	defer func() { st.patchOn, st.retryPS = false, nil }()
 	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
-		s.st.retryPS, s.st.retryPSID = ps, id
+		st.retryPS, st.retryPSID = ps, id
 	}
 	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
 		nb := (int(ps.params) + 7) / 8
@@ -199,14 +202,14 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 				be.stmtBound(id)
 				// It carries its parameter types: any server session
 				// where the statement is prepared can run it.
-				s.st.retryPS, s.st.retryPSID = ps, id
+				st.retryPS, st.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
-				return s.executeWithTypes(n, ps, be, boundAt, start)
+				return st.executeWithTypes(n, ps, be, boundAt, start)
 			}
 		}
 	}
-	err = s.forward(cmd, n, ps.kind, start)
+	err = st.forward(cmd, n, ps.kind, start)
 	if err != nil {
 		return err
 	}
@@ -231,7 +234,8 @@ func (s *Session) runStatement(cmd mysqlproto.Command, n int, body []byte, start
 // the retry budget, unless the session is bound to it: the client's
 // request was not sent yet, so trying elsewhere is safe for any
 // statement.
-func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
+func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
+	s := st.s
 	for {
 		be, err := s.side.statementServer(ps)
 		if err != nil {
@@ -241,7 +245,7 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 		if ok {
 			return be, sid, bound, nil
 		}
-		sid, err = s.prepareOn(be, ps)
+		sid, err = st.prepareOn(be, ps)
 		if err == nil {
 			be.stmtSet(id, sid)
 			return be, sid, false, nil
@@ -253,7 +257,7 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 		}
 		// Held like an ERR that says nothing ran: the prepare is obgate's
 		// own, and the client's request is not sent yet.
-		try := s.try(outcome{fail: route.FailHeldERR})
+		try := st.try(outcome{fail: route.FailHeldERR})
 		try.Kept = true
 		if !route.MayResend(try) {
 			if !isERR && s.inTrans.Load() {
@@ -261,8 +265,8 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 			}
 			return nil, 0, false, err
 		}
-		s.st.resends++
-		s.st.tried = append(s.st.tried, be.addr)
+		st.resends++
+		st.tried = append(st.tried, be.addr)
 		s.side.drop(be)
 		if isERR {
 			if health.AliveFailureERR(se.Code) {
@@ -275,7 +279,8 @@ func (s *Session) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, 
 
 // prepareOn prepares ps on be, where the client never prepared it, and
 // returns be's statement id.
-func (s *Session) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
+func (st *statement) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
+	s := st.s
 	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
 	sid, params, columns, err := s.internalPrepare(be, payload)
 	if err != nil {
@@ -291,7 +296,8 @@ func (s *Session) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
 // executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
 // types to a server session that never saw them, with the types of the
 // client's earlier execute put in.
-func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt int, start time.Time) error {
+func (st *statement) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt int, start time.Time) error {
+	s := st.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
 		return err
@@ -299,18 +305,18 @@ func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt 
 	body := pkt[mysqlproto.HeaderLen+1:]
 	payload := make([]byte, 0, len(body)+1+len(ps.types))
 	payload = append(payload, byte(mysqlproto.ComStmtExecute))
-	payload = binary.LittleEndian.AppendUint32(payload, s.st.patchID)
+	payload = binary.LittleEndian.AppendUint32(payload, st.patchID)
 	payload = append(payload, body[4:boundAt]...)
 	payload = append(payload, 1)
 	payload = append(payload, ps.types...)
 	payload = append(payload, body[boundAt+1:]...)
 	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
-	s.st.patchOn = false
-	if err := s.sendRequest(be, out); err != nil {
-		return s.answerFailure(err, ps.kind, start)
+	st.patchOn = false
+	if err := st.sendRequest(be, out); err != nil {
+		return st.answerFailure(err, ps.kind, start)
 	}
 	be.stmtBound(binary.LittleEndian.Uint32(body))
-	if ok, err := s.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
+	if ok, err := st.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
 		return err
 	}
 	ps.home = nil
@@ -322,7 +328,8 @@ func (s *Session) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt 
 
 // closeStatement closes the statement on every server session that
 // prepared it. COM_STMT_CLOSE has no answer.
-func (s *Session) closeStatement(n int, body []byte) error {
+func (st *statement) closeStatement(n int, body []byte) error {
+	s := st.s
 	var id uint32
 	if len(body) >= 4 {
 		id = binary.LittleEndian.Uint32(body)

@@ -12,17 +12,19 @@ import (
 
 // refuse answers a command that found no server: the session goes on,
 // except when the server session of an open transaction is gone.
-func (s *Session) refuse(n int, err error) error {
+func (st *statement) refuse(n int, err error) error {
+	s := st.s
 	if skipErr := s.skipPacket(n); skipErr != nil {
 		return skipErr
 	}
-	return s.writeErrorFor(err)
+	return st.writeErrorFor(err)
 }
 
 // answerFailure answers a statement that failed before its answer with
 // the failure's ERR and goes on (a statementError), or ends the session
 // (any other error).
-func (s *Session) answerFailure(err error, kind route.StmtKind, start time.Time) error {
+func (st *statement) answerFailure(err error, kind route.StmtKind, start time.Time) error {
+	s := st.s
 	var se *statementError
 	if !errors.As(err, &se) {
 		return err
@@ -37,7 +39,8 @@ func (s *Session) answerFailure(err error, kind route.StmtKind, start time.Time)
 // writeErrorFor answers the current command with err as an ERR packet.
 // Losing the server session of an open transaction ends the client
 // session, as ODP does.
-func (s *Session) writeErrorFor(err error) error {
+func (st *statement) writeErrorFor(err error) error {
+	s := st.s
 	var se *mysqlproto.SQLError
 	switch {
 	case errors.As(err, &se):

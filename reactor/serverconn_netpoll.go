@@ -4,11 +4,11 @@ import (
 	"context"
 	"io"
 	"net"
-	"obgate/internal/npbound"
 	"sync/atomic"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
+	"obgate/internal/npbound"
 )
 
 // npServerConn is a server connection on netpoll, in the same pollers as

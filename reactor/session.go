@@ -15,88 +15,101 @@ import (
 )
 
 // Session is one client connection: its transport, its login and
-// client-visible state, and the server sessions that serve it (one in
-// mysql routing mode, any number in OceanBase mode).
+// client-visible state, the command loop and the close ladder. What a
+// routing mode does with servers is its side (serverSide: obSession or
+// mysqlSide); what one command knows of itself is st (statement).
 //
 // Ownership: the goroutine that runs the session's current step (the
 // handshake goroutine, then the netpoll OnRequest task or the net loop)
-// owns client, backend, scanner and every unexported field not marked
-// otherwise. Other goroutines (admin commands, KILL from another session,
-// shutdown) may only read the fields marked "shared" and call
-// requestClose.
+// owns every field not marked shared. Other goroutines (admin commands,
+// KILL from another session, the sweepers, shutdown) may only read what is
+// marked shared and call requestClose.
 type Session struct {
 	srv *Server
-	id  uint32 // shared, immutable
+	id  uint32 // shared, immutable: the client's connection id
 
-	state    atomic.Int32  // shared: a SessionState
-	closeReq atomic.Uint32 // shared: closeNone, closeWhenIdle or closeNow
-	// killsPending counts KILLs of this session in flight (shared).
-	killsPending atomic.Int32
-	torndown     atomic.Bool
+	lifecycle  // shared: state and close requests
+	clientConn // the client connection and its transport
 
-	client     clientIO
-	netClient  *netClientIO  // set when client is a netClientIO, to free its buffer
-	ob20Client *ob20ClientIO // set when the client speaks OB 2.0, to free its buffer
-	rawConn    net.Conn      // the accepted connection, until the transport takes it over
-	backend    *serverConn
+	// Client-visible state, owned.
+	caps      mysqlproto.Capability   // negotiated with the client
+	status    mysqlproto.ServerStatus // status flags the client was last told
+	stmts     stmtTable               // the client's prepared statements, under obgate's ids
+	txnBroken bool                    // the open transaction's server broke (txnbroken.go)
+	identity  route.Identity          // shared, immutable after login: what the login name said
+	admin     bool                    // shared, immutable after login: root@proxysys
 
-	caps    mysqlproto.Capability // negotiated with the client
-	status  mysqlproto.ServerStatus
-	cfg     *config.Config // snapshot loaded at the start of the current command
-	scanner mysqlproto.ResponseScanner
+	cfg     *config.Config             // snapshot loaded at the start of the current command
+	tm      *tenantMetrics             // statement series of the session's cluster and tenant
+	scanner mysqlproto.ResponseScanner // reads the answer being relayed
+	st      statement                  // the command being served, made anew for each (serveCommand)
 
-	stmts       stmtTable // the client's prepared statements, under obgate's ids
-	pendingDB   string    // database of the COM_INIT_DB in progress
-	pendingUser string    // login name of the COM_CHANGE_USER in progress
-	replySeq    uint8     // sequence id of the next packet to the client
-
-	tm           *tenantMetrics          // statement series of the session's cluster and tenant
-	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
-
-	// side is what the relay does per routing mode (set at login; nil for
-	// administrator sessions).
+	// side is what the session does per routing mode, made with the
+	// session (setSide); ob and my are side as its concrete type, for the
+	// code of that mode (nil in the other mode). Shared, immutable.
 	side serverSide
-	// ob and my are side as its concrete type, for the code of that mode
-	// (nil in the other mode).
-	ob *obSession
-	my *mysqlSide
-	// txnBroken says the server of the open transaction broke: every
-	// statement fails until the client ends the transaction
-	// (txnbroken.go).
-	txnBroken bool
-	// st is the command being served, made anew for each one
-	// (serveCommand).
-	st statement
+	ob   *obSession
+	my   *mysqlSide
+	// backend is the server session of the statement in progress or the
+	// last one (owned); sharedBackend publishes it to other goroutines.
+	backend       *serverConn
+	sharedBackend atomic.Pointer[serverConn]
 
-	// Shared, immutable after the handshake.
-	clientAddr  string
-	connectedAt time.Time
-	admin       bool
-	identity    route.Identity
+	published // shared, under its mu: what SHOW PROXYSESSION and KILL read
+	activity  // shared counters
+}
 
-	mu sync.Mutex // guards the fields below (shared)
-	db string
-	// user is the login name as the client sent it.
-	user        string
-	backendAddr string
+// lifecycle is a session's place on the close ladder (teardown,
+// requestClose, afterCommand). Any goroutine may read it.
+type lifecycle struct {
+	state    atomic.Int32  // a SessionState
+	closeReq atomic.Uint32 // closeNone, closeWhenIdle or closeNow
+	// killsPending counts KILLs of this session in flight: until they are
+	// answered, a break of its server connection is theirs
+	// (route.Try.Stopped).
+	killsPending atomic.Int32
+	torndown     atomic.Bool // teardown ran or runs
+}
+
+// clientConn is the session's client connection.
+type clientConn struct {
+	client       clientIO                // the transport the command loop reads and writes (owned)
+	netClient    *netClientIO            // set when client is a netClientIO, to free its buffer
+	ob20Client   *ob20ClientIO           // set when the client speaks OB 2.0, to free its buffer
+	rawConn      net.Conn                // the accepted connection, until the transport takes it over
+	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
+	replySeq     uint8                   // sequence id of the next packet to the client
+	// clientCloser closes the client connection from any goroutine (the
+	// layer that owns it now); transportName is "net", "netpoll" or
+	// with a TLS or OB 2.0 layer (shared).
+	clientCloser  atomic.Pointer[closerRef]
+	transportName atomic.Value // string
+	clientAddr    string       // shared, immutable
+	connectedAt   time.Time    // shared, immutable
+}
+
+// published is what other goroutines read of a session, under mu; the
+// owner updates it when it changes.
+type published struct {
+	mu          sync.Mutex
+	db          string              // the current database
+	user        string              // the login name as the client sent it
+	backendAddr string              // the server of backend
 	backendID   uint32              // the server's connection id of backend
 	varsPub     []VarInfo           // OceanBase mode: see publishOB
 	serversPub  []ServerSessionInfo // OceanBase mode: see publishOB
+}
 
-	// Shared counters.
+// activity counts what a session did; any goroutine may read it.
+type activity struct {
 	transCount atomic.Uint64
 	stmtCount  atomic.Uint64
-	lastActive atomic.Int64 // unix nanoseconds
+	lastActive atomic.Int64 // unix nanoseconds of the last command's end
 	// waitTimeout is the client's idle limit in nanoseconds (OceanBase
 	// mode; 0 means none), written by the owner, read by the sweeper.
 	waitTimeout atomic.Int64
-	inTrans     atomic.Bool
+	inTrans     atomic.Bool  // a transaction is open, as the client sees it
 	curCmd      atomic.Int32 // the command in progress, -1 when none
-
-	// For interrupting the owner from other goroutines (shared).
-	clientCloser  atomic.Pointer[closerRef] // the client connection's closer
-	sharedBackend atomic.Pointer[serverConn]
-	transportName atomic.Value // string
 }
 
 // closerRef holds whichever layer closes the client connection now.

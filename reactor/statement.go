@@ -2,10 +2,20 @@ package reactor
 
 import "obgate/route"
 
-// statement is what serving one command knows of it: made anew at the top
-// of serveCommand (next), so nothing of one command leaks into the next.
-// Only the goroutine running the session's command uses it.
+// statement is one command being served: what serving it knows (the
+// fields below), made anew at the top of serveCommand (next) so that
+// nothing of one command leaks into the next, and the methods that run it
+// against servers: forwarding and relaying the answer (forward, answer,
+// relay), resending it (retry.go), prepared statements (prepared.go), KILL
+// (kill.go), and answering it when it failed (reply.go). The Session keeps
+// the client side; the routing mode's serverSide finds the servers. Only
+// the goroutine running the session's command uses it.
 type statement struct {
+	// s is the session the statement runs in.
+	s *Session
+	// pendingDB is the database of a COM_INIT_DB, pendingUser the login
+	// name of a COM_CHANGE_USER, until the server's answer.
+	pendingDB, pendingUser string
 	// facts are those of the COM_QUERY in progress (lexStatement).
 	facts route.Facts
 	// kept is the request being answered, borrowed from the client buffer
@@ -50,5 +60,5 @@ type statement struct {
 // next is the statement value of the next command: empty, but for the
 // buffers of this one, which it reuses.
 func (st *statement) next() statement {
-	return statement{tried: st.tried[:0], heldERR: st.heldERR[:0]}
+	return statement{s: st.s, tried: st.tried[:0], heldERR: st.heldERR[:0]}
 }

@@ -8,15 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"obgate/internal/npbound"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/netpoll"
-
 	"obgate/config"
+	"obgate/internal/npbound"
 	"obgate/mysqlproto"
 )
 
@@ -213,7 +212,7 @@ func (s *Session) onNetpollClose(netpoll.Connection) error {
 // is closed and teardown follows from the transport.
 func (s *Session) afterCommand(err error) bool {
 	if s.st.kept != nil { // a command that ended before its answer did
-		s.releaseKept()
+		s.st.releaseKept()
 	}
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)

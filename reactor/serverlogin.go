@@ -1,0 +1,70 @@
+package reactor
+
+// The logins obgate runs itself, on server sessions it opens without the
+// client: every OceanBase-mode server session (the first with the
+// client's own login, kept; the others with the kept login and no
+// database), and a mysql-mode session moving to another server. Both go
+// through ownLogin. The client's first login in mysql routing mode is
+// relayed instead (mysqlSide.relayLogin): only the client can answer the
+// server's authentication rounds then.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"obgate/config"
+	"obgate/health"
+	"obgate/mysqlproto"
+)
+
+// errMoreAuth reports a server that asked for another authentication
+// round (an auth switch or more data), which a login without the client
+// cannot answer.
+var errMoreAuth = errors.New("the server asked for another authentication round, which a login without the client cannot answer")
+
+// loginDeadline bounds a login obgate runs: short_async_task_timeout from
+// now, or ctx's deadline when that is sooner.
+func loginDeadline(ctx context.Context, cfg *config.Config) time.Time {
+	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	return deadline
+}
+
+// ownLogin sends resp on be, a server session just dialled (pio read its
+// greeting), and reads the one answer a login without the client can
+// have, all before deadline. It returns the OK packet, copied. Otherwise
+// it closes be and returns the server's ERR as a *mysqlproto.SQLError
+// (told to be's health entry when it says the server is failing),
+// errMoreAuth, or the transport's error.
+func ownLogin(be *serverConn, pio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, deadline time.Time) ([]byte, error) {
+	_ = be.conn.SetDeadline(deadline)
+	pio.SetSequence(1)
+	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
+		be.close()
+		return nil, fmt.Errorf("login to %s: %w", be.addr, err)
+	}
+	p, err := pio.ReadPacket()
+	switch {
+	case err != nil:
+		err = fmt.Errorf("login to %s: %w", be.addr, err)
+	case len(p) == 0:
+		err = mysqlproto.ErrMalformed
+	case p[0] == mysqlproto.OKHeader:
+		_ = be.conn.SetDeadline(time.Time{})
+		return append([]byte(nil), p...), nil
+	case p[0] == mysqlproto.ERRHeader:
+		e, _ := mysqlproto.ParseERR(p)
+		if health.AliveFailureERR(e.Code) && be.health != nil {
+			be.health.AliveFailed(health.ERRReason(e.Code))
+		}
+		err = mysqlproto.SQLErrorFromERR(e)
+	default:
+		err = fmt.Errorf("login to %s: %w", be.addr, errMoreAuth)
+	}
+	be.close()
+	return nil, err
+}
