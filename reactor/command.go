@@ -58,7 +58,7 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuery:
 		f := s.st.lexStatement(body, whole)
 		kind = f.Kind
-		if handled, err := s.serveLocally(n, body, whole, f, start); handled {
+		if handled, err := s.st.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
 		if handled, err := s.side.query(n, body, whole, f, start); handled {
@@ -75,7 +75,7 @@ func (s *Session) serveCommand() error {
 			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
 		}
 		if s.txnBroken {
-			if handled, err := s.brokenTxnCommand(cmd, spec.inBrokenTxn, n, start); handled {
+			if handled, err := s.st.brokenTxnCommand(cmd, spec.inBrokenTxn, n, start); handled {
 				return err
 			}
 		}
@@ -115,11 +115,11 @@ func (st *statement) noteStatement(f *route.Facts, whole bool) routeNeed {
 // mysqlCommand keeps mysql routing mode's books on the commands its
 // server answers itself (the statement kind for metrics, the user a
 // COM_CHANGE_USER names) and lets the common path forward them.
-func (s *Session) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
+func (st *statement) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
 	if cmd == mysqlproto.ComChangeUser {
-		s.st.pendingUser = ""
+		st.pendingUser = ""
 		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
-			s.st.pendingUser = string(body[:i])
+			st.pendingUser = string(body[:i])
 		}
 	}
 	return route.StmtOther
@@ -225,7 +225,8 @@ func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
 // serveLocally answers the COM_QUERY statements obgate runs itself: ODP
 // internal commands (through the interceptor) and KILL with obgate's
 // connection ids. It reports false for everything else.
-func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
+func (st *statement) serveLocally(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
+	s := st.s
 	if !whole {
 		return false, nil
 	}
@@ -241,7 +242,7 @@ func (s *Session) serveLocally(n int, body []byte, whole bool, f *route.Facts, s
 		}
 	}
 	if info.Kind == route.StmtKill {
-		return s.st.handleKill(n, f, start)
+		return st.handleKill(n, f, start)
 	}
 	return false, nil
 }

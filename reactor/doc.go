@@ -3,6 +3,28 @@
 // streams the response back, tracking only what it must (response
 // boundaries, server status flags, session-state changes).
 //
+// # Types
+//
+//	Session       one client connection: transport, login, close ladder,
+//	              command loop, client-visible state (session.go,
+//	              transport.go, command.go)
+//	statement     one command being served (Session.st, made anew per
+//	              command): its state, and the methods that forward it,
+//	              relay the answer, resend it (retry.go), run prepared
+//	              statements (prepared.go) and KILL (kill.go)
+//	serverSide    what a routing mode does with servers (side.go): the
+//	              login, finding and syncing a statement's server session,
+//	              learning from answers, failure handling, KILL, teardown.
+//	              obSession (ob_*.go) holds many server sessions per
+//	              client; mysqlSide (mysql_*.go) one, and moves it
+//	commands      the command table: per COM_ code what obgate does with
+//	              it beyond relaying (commands.go)
+//
+// Nothing outside the two serverSide types asks which mode a session is
+// in. Which outcome may be resent, what an ERR says of a location and what
+// counts against a server are decided by route and health (their
+// outcome.go); a statement reports its outcome and obeys.
+//
 // # Goroutines and callbacks
 //
 // A connection's login runs on its own goroutine with plain net I/O. Then

@@ -63,7 +63,7 @@ func (m *mysqlSide) closeAll() {
 }
 
 func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	return m.s.mysqlCommand(cmd, body, whole), false, nil
+	return m.s.st.mysqlCommand(cmd, body, whole), false, nil
 }
 
 func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
@@ -76,7 +76,7 @@ func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Ti
 		m.s.endBrokenTxn()
 		return false, nil
 	}
-	return true, m.s.brokenTxnStatement(n, f, start)
+	return true, m.s.st.brokenTxnStatement(n, f, start)
 }
 
 // acquire: the session's one server session runs everything; when its
@@ -167,7 +167,7 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 		m.move.closedOnPurpose.Store(true)
 	}
 	if s.inTrans.Load() && m.movableOutsideTxn() {
-		return s.transactionBroke(err)
+		return s.st.transactionBroke(err)
 	}
 	if !m.movable() {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))

@@ -56,7 +56,7 @@ func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bo
 
 func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
 	if o.s.txnBroken {
-		return true, o.s.brokenTxnStatement(n, f, start)
+		return true, o.s.st.brokenTxnStatement(n, f, start)
 	}
 	if !whole {
 		return false, nil
@@ -133,7 +133,7 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
 	if s.inTrans.Load() || o.serverInTrans() {
-		return s.transactionBroke(err)
+		return s.st.transactionBroke(err)
 	}
 	return o.serverSessionFailed(err)
 }

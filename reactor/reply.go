@@ -50,7 +50,7 @@ func (st *statement) writeErrorFor(err error) error {
 			return quitWith(QuitServerNetwork, err, mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 				"Lost connection to the server of the open transaction"))
 		}
-		return s.txnServerLost()
+		return st.txnServerLost()
 	case errors.Is(err, errServerGone):
 		// mysql mode: the client's connection is its server session.
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))

@@ -38,41 +38,43 @@ var errServerGone = errors.New("the server closed the session's connection")
 
 // retryBudget is how many times one statement may go again: ODP's
 // max(connect_observer_max_retries, 2 × replicas + 1), less the first try.
-func (s *Session) retryBudget() int {
+func (st *statement) retryBudget() int {
+	s := st.s
 	return route.RetryBudget(s.cfg.ConnectObserverMaxRetries, s.side.candidates())
 }
 
 // try describes the statement's failed try o for the resend rules
 // (route.MayResend).
-func (s *Session) try(o outcome) route.Try {
+func (st *statement) try(o outcome) route.Try {
+	s := st.s
 	return route.Try{
 		Failure:  o.fail,
 		Code:     o.errCode,
-		ReadOnly: s.st.resendable,
-		Kept:     s.st.kept != nil && (!s.st.patchOn || s.st.retryPS != nil),
-		Bound:    s.st.txnBefore || s.side.bound() || s.st.routeBound,
+		ReadOnly: st.resendable,
+		Kept:     st.kept != nil && (!st.patchOn || st.retryPS != nil),
+		Bound:    st.txnBefore || s.side.bound() || st.routeBound,
 		Stopped:  s.closeReq.Load() != closeNone || s.killsPending.Load() > 0, // a KILL or a shutdown broke it, not its server
-		Resends:  s.st.resends,
-		Budget:   s.retryBudget(),
+		Resends:  st.resends,
+		Budget:   st.retryBudget(),
 	}
 }
 
 // mayRetry reports whether the statement could go again after an ERR
 // that says nothing ran.
-func (s *Session) mayRetry() bool {
-	return route.MayResend(s.try(outcome{fail: route.FailHeldERR}))
+func (st *statement) mayRetry() bool {
+	return route.MayResend(st.try(outcome{fail: route.FailHeldERR}))
 }
 
 // mayResend reports whether the kept request may go to another server
 // after outcome o.
-func (s *Session) mayResend(o outcome) bool { return route.MayResend(s.try(o)) }
+func (st *statement) mayResend(o outcome) bool { return route.MayResend(st.try(o)) }
 
 // holdsERR reports whether relayResponse should hold back an ERR with
 // code, the whole answer so far, to send the statement elsewhere.
 func (o *obSession) holdsERR(code uint16) bool {
 	s := o.s
 	o.routeFeedbackERR(code)
-	if code == mysqlproto.OBErrReroute && !s.st.rerouted && s.mayRetry() {
+	if code == mysqlproto.OBErrReroute && !s.st.rerouted && s.st.mayRetry() {
 		// obgate never asks for reroute hints (enable_reroute has no
 		// effect), so a server should not send this; one that does is
 		// answered as ODP answers a reroute: the statement goes again, to
@@ -80,7 +82,7 @@ func (o *obSession) holdsERR(code uint16) bool {
 		s.st.rerouted = true
 		return true
 	}
-	return route.HoldERR(code, s.mayRetry(), s.commitsTxn(), s.endsTxnByClosing())
+	return route.HoldERR(code, s.st.mayRetry(), s.st.commitsTxn(), s.st.endsTxnByClosing())
 }
 
 // commitsTxn reports a plain COMMIT of a transaction open on the current
@@ -89,23 +91,7 @@ func (o *obSession) holdsERR(code uint16) bool {
 // client takes a failed COMMIT as the end of it: obgate closes that
 // server session, which rolls the transaction back, and answers ERR 6002
 // (rolled back), so the session is not left bound to the refusing server.
-func (s *Session) commitsTxn() bool {
-	f := &s.st.facts
-	return s.st.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnCommit &&
-		!f.Chain && !f.MultiStatement
-}
-
-// commitRefused ends the transaction whose COMMIT the server refused
-// (commitsTxn).
-func (s *Session) commitRefused(code uint16) error {
-	addr := s.backend.addr
-	s.srv.log.Info("server refused COMMIT; its server session is closed, which rolls the transaction back",
-		"session", s.id, "server", addr, "code", code)
-	s.side.drop(s.backend)
-	s.status &^= mysqlproto.StatusInTrans
-	s.inTrans.Store(false)
-	return s.writeError(txnRolledBack(fmt.Sprintf("server %s refused COMMIT with error %d; the transaction is rolled back", addr, code)))
-}
+func (st *statement) commitsTxn() bool { return st.endsTxnWith(route.TxnCommit) }
 
 // endsTxnByClosing reports a plain ROLLBACK of a transaction open on the
 // current server session: should the server refuse it (a server that is
@@ -113,21 +99,43 @@ func (s *Session) commitRefused(code uint16) error {
 // session instead, which rolls the transaction back all the same, and
 // answers OK; the session is not left bound to a server that refuses
 // everything.
-func (s *Session) endsTxnByClosing() bool {
-	f := &s.st.facts
-	return s.st.txnBefore && s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == route.TxnRollback &&
+func (st *statement) endsTxnByClosing() bool { return st.endsTxnWith(route.TxnRollback) }
+
+// endsTxnWith reports a COM_QUERY that is only a plain COMMIT or ROLLBACK
+// (txn) of a transaction open on the current server session.
+func (st *statement) endsTxnWith(txn route.TxnOp) bool {
+	f := &st.facts
+	return st.txnBefore && st.s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == txn &&
 		!f.Chain && !f.MultiStatement
+}
+
+// commitRefused ends the transaction whose COMMIT the server refused
+// (commitsTxn).
+func (st *statement) commitRefused(code uint16) error {
+	addr := st.closeRefusingServer("COMMIT", code)
+	return st.s.writeError(txnRolledBack(fmt.Sprintf("server %s refused COMMIT with error %d; the transaction is rolled back", addr, code)))
 }
 
 // rollbackByClosing ends the transaction whose ROLLBACK the server
 // refused (endsTxnByClosing).
-func (s *Session) rollbackByClosing(code uint16) error {
-	s.srv.log.Info("server refused ROLLBACK; its server session is closed, which rolls the transaction back",
-		"session", s.id, "server", s.backend.addr, "code", code)
+func (st *statement) rollbackByClosing(code uint16) error {
+	st.closeRefusingServer("ROLLBACK", code)
+	return st.s.writeOK(0, "")
+}
+
+// closeRefusingServer closes the current server session, whose server
+// refused the statement that ends its transaction (what), which rolls the
+// transaction back, and takes the session out of it. It returns the
+// server's address.
+func (st *statement) closeRefusingServer(what string, code uint16) string {
+	s := st.s
+	addr := s.backend.addr
+	s.srv.log.Info("server refused "+what+"; its server session is closed, which rolls the transaction back",
+		"session", s.id, "server", addr, "code", code)
 	s.side.drop(s.backend)
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
-	return s.writeOK(0, "")
+	return addr
 }
 
 // resendKept sends the kept request to a server session the router picks
@@ -135,20 +143,21 @@ func (s *Session) rollbackByClosing(code uint16) error {
 // (a transaction its held BEGIN opened there ends with it) and the held
 // BEGIN is sent again with the statement. It reports false when no server
 // session could take the request; the client then gets the failure.
-func (s *Session) resendKept(o outcome) bool {
-	s.st.resends++
+func (st *statement) resendKept(o outcome) bool {
+	s := st.s
+	st.resends++
 	if failed := s.backend; failed != nil {
-		s.st.tried = append(s.st.tried, failed.addr)
+		st.tried = append(st.tried, failed.addr)
 		s.side.drop(failed)
 	}
 	be, err := s.side.replacement()
 	if err != nil {
 		return false
 	}
-	if s.st.patchOn && !s.repatch(be) {
+	if st.patchOn && !st.repatch(be) {
 		return false
 	}
-	if err := be.writeRequest(s.st.kept, true, true); err != nil {
+	if err := be.writeRequest(st.kept, true, true); err != nil {
 		s.side.drop(be)
 		be.close()
 		return false
@@ -165,15 +174,16 @@ func (s *Session) resendKept(o outcome) bool {
 
 // repatch makes the kept COM_STMT_EXECUTE fit be: the statement is
 // prepared there (again) when needed and its id written into the request.
-func (s *Session) repatch(be *serverConn) bool {
-	ps, id := s.st.retryPS, s.st.retryPSID
-	if ps == nil || len(s.st.kept) < mysqlproto.HeaderLen+5 {
+func (st *statement) repatch(be *serverConn) bool {
+	s := st.s
+	ps, id := st.retryPS, st.retryPSID
+	if ps == nil || len(st.kept) < mysqlproto.HeaderLen+5 {
 		return false
 	}
 	sid, _, ok := be.stmtGet(id)
 	if !ok {
 		var err error
-		if sid, err = s.prepareOn(be, ps); err != nil {
+		if sid, err = st.prepareOn(be, ps); err != nil {
 			s.srv.log.Debug("prepare for a retry failed", "session", s.id, "server", be.addr, "err", err)
 			return false
 		}
@@ -182,19 +192,20 @@ func (s *Session) repatch(be *serverConn) bool {
 	if ps.params > 0 {
 		be.stmtBound(id)
 	}
-	s.st.patchID = sid
-	binary.LittleEndian.PutUint32(s.st.kept[mysqlproto.HeaderLen+1:], sid)
+	st.patchID = sid
+	binary.LittleEndian.PutUint32(st.kept[mysqlproto.HeaderLen+1:], sid)
 	return true
 }
 
 // deliverHeldERR sends the ERR that relayResponse held back, when the
 // statement could not go elsewhere after all.
-func (s *Session) deliverHeldERR() (int64, error) {
-	if err := s.client.Write(s.st.heldERR); err != nil {
+func (st *statement) deliverHeldERR() (int64, error) {
+	s := st.s
+	if err := s.client.Write(st.heldERR); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
 	if err := s.client.Flush(); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
-	return int64(len(s.st.heldERR)), nil
+	return int64(len(st.heldERR)), nil
 }

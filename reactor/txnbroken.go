@@ -25,19 +25,20 @@ import (
 // COMMIT's outcome is unknown (ERR 4012, SQLSTATE 25000), a ROLLBACK's is a rollback (ERR
 // 6002), and the session is out of the transaction, as the client
 // expects after either.
-func (s *Session) transactionBroke(err error) error {
+func (st *statement) transactionBroke(err error) error {
+	s := st.s
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
 	s.side.drop(be) // mysql mode: the session moves once the transaction is over
-	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !s.st.facts.MultiStatement &&
-		(s.st.facts.Txn == route.TxnCommit || s.st.facts.Txn == route.TxnRollback)
+	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !st.facts.MultiStatement &&
+		(st.facts.Txn == route.TxnCommit || st.facts.Txn == route.TxnRollback)
 	if !ending {
 		return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
 			cause: err, txnBroken: true}
 	}
 	s.endBrokenTxn()
-	if s.st.facts.Txn == route.TxnCommit {
+	if st.facts.Txn == route.TxnCommit {
 		return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
 			"the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
 	}
@@ -54,8 +55,9 @@ func txnRolledBack(why string) *mysqlproto.SQLError {
 // transaction back. A ROLLBACK has nothing left to do (OK); a COMMIT
 // fails (ERR 6002, nothing was committed); both end the transaction.
 // Anything else fails and enters the broken-transaction state.
-func (s *Session) txnServerLost() error {
-	f := &s.st.facts
+func (st *statement) txnServerLost() error {
+	s := st.s
+	f := &st.facts
 	if s.curCmd.Load() == int32(mysqlproto.ComQuery) && !f.MultiStatement && !f.Chain {
 		switch f.Txn {
 		case route.TxnRollback:
@@ -86,7 +88,8 @@ func (s *Session) endBrokenTxn() {
 }
 
 // brokenTxnStatement answers a COM_QUERY in the broken-transaction state.
-func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) error {
+func (st *statement) brokenTxnStatement(n int, f *route.Facts, start time.Time) error {
+	s := st.s
 	if err := s.skipPacket(n); err != nil {
 		return err
 	}
@@ -113,7 +116,8 @@ func (s *Session) brokenTxnStatement(n int, f *route.Facts, start time.Time) err
 // broken-transaction state as its rule (commands) says; it reports false
 // for those that run as usual (and end the state, for a reset or a change
 // of user).
-func (s *Session) brokenTxnCommand(cmd mysqlproto.Command, rule brokenTxnRule, n int, start time.Time) (bool, error) {
+func (st *statement) brokenTxnCommand(cmd mysqlproto.Command, rule brokenTxnRule, n int, start time.Time) (bool, error) {
+	s := st.s
 	switch rule {
 	case brokenEnds:
 		s.endBrokenTxn()
