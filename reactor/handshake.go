@@ -270,3 +270,31 @@ func yesNo(b bool) string {
 	}
 	return "NO"
 }
+
+// loginRefusal is why obgate serves no new client session now, whatever
+// the routing mode: it is draining, or client_max_connections is reached.
+// Administrator logins are not refused.
+type loginRefusal struct {
+	reply  *mysqlproto.SQLError
+	source QuitSource
+	cause  error
+}
+
+// admission returns the refusal for the count-th client connection, or
+// nil when it may log in.
+func (srv *Server) admission(count int64, cfg *config.Config) *loginRefusal {
+	switch {
+	case srv.draining.Load():
+		return &loginRefusal{mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "obgate is shutting down"), QuitShutdown, nil}
+	case cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections:
+		return &loginRefusal{mysqlproto.NewSQLError(mysqlproto.ERTooManyUserConnections, "Too many sessions"), QuitLimit,
+			fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections)}
+	}
+	return nil
+}
+
+// answer sends the refusal to the client and ends the login.
+func (r *loginRefusal) answer(cpio *mysqlproto.PacketIO) error {
+	_ = cpio.WritePacketFlush(r.reply.AppendPacket(nil))
+	return quit(r.source, r.cause)
+}

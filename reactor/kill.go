@@ -1,6 +1,8 @@
 package reactor
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -183,4 +185,65 @@ func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind ro
 	}
 	_, err := st.answer(cmd, kind, start, true)
 	return err
+}
+
+// killSession runs KILL [QUERY] for a target session in OceanBase mode: the
+// statement goes, with the server's connection id, to the target's server
+// through a server session of this client's (opened without the client if
+// needed), so the server checks privileges as it would for a direct KILL.
+func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+	s := o.s
+	me := s.Info()
+	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
+		s.countStatement(route.StmtKill, true, start)
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
+	}
+	if tinfo.ServerAddr == "" {
+		if !k.query {
+			target.requestClose(closeNow) // nothing runs yet
+		}
+		s.countStatement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	}
+	be := o.findServer(tinfo.ServerAddr)
+	if be == nil || !be.alive() {
+		if be != nil {
+			o.dropBrokenServer(be) // it may hold this session's transaction
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
+		var err error
+		be, _, err = o.openServer(ctx, tinfo.ServerAddr, false)
+		cancel()
+		if err != nil {
+			s.countStatement(route.StmtKill, true, start)
+			return s.st.writeErrorFor(err)
+		}
+	}
+	err := o.killOn(be, appendKill(nil, k.query, tinfo.ServerID), start)
+	if err == nil && !k.query && !s.st.killFailed {
+		target.requestClose(closeNow)
+	}
+	return err
+}
+
+// killOn runs a KILL statement obgate built on be, one of this session's
+// server sessions that may not be its current one, as an internal command:
+// be's status and session state never become the client's (the client
+// gets obgate's own OK with its own status flags, or the server's ERR).
+func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
+	s := o.s
+	_, err := s.internalCommand(be, stmt)
+	s.st.killFailed = err != nil
+	var se *mysqlproto.SQLError
+	switch {
+	case err == nil:
+		s.countStatement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	case errors.As(err, &se):
+		s.countStatement(route.StmtKill, true, start)
+		return s.writeError(se)
+	}
+	o.dropBrokenServer(be) // it may hold this session's transaction
+	s.countStatement(route.StmtKill, true, start)
+	return s.writeError(lostServer(be.addr))
 }

@@ -7,7 +7,6 @@ package reactor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"obgate/config"
@@ -22,14 +21,14 @@ import (
 func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	s := m.s
 	srv := s.srv
-	overLimit := cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections
+	refusal := s.srv.admission(count, cfg)
 	var (
 		be    *serverConn
 		sh    *mysqlproto.Handshake
 		spio  *mysqlproto.PacketIO
 		dberr error
 	)
-	if !overLimit && !srv.draining.Load() {
+	if refusal == nil {
 		be, sh, spio, dberr = srv.dialFirst(ctx, serverAddrs(cfg))
 		if be != nil {
 			// Registered before it is published: a KILL that closes it
@@ -65,19 +64,14 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 		closeBackend()
 		return s.adminLogin(cpio, greet, resp, cfg)
 	}
-	if overLimit {
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERTooManyUserConnections, "Too many sessions").AppendPacket(nil))
-		return quit(QuitLimit, fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections))
+	if refusal != nil {
+		return refusal.answer(cpio)
 	}
 	if be == nil {
 		if isFDExhausted(dberr) {
 			return s.refuseNoFD(cpio, dberr)
 		}
-		reason := "obgate is shutting down"
-		if !srv.draining.Load() {
-			reason = fmt.Sprintf("no server available: %v", dberr)
-		}
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "%s", reason).AppendPacket(nil))
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "no server available: %v", dberr).AppendPacket(nil))
 		return quit(QuitNoServer, dberr)
 	}
 	// Before the login's OK reaches the client: from then on the client

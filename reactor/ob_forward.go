@@ -1,14 +1,12 @@
 package reactor
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strconv"
 	"time"
 
 	"obgate/mysqlproto"
-	"obgate/route"
 )
 
 // obTerminator handles an OK, EOF or ERR that ended a result in OceanBase
@@ -269,152 +267,4 @@ func (o *obSession) resendElsewhere(p []byte, orig error) error {
 		return err
 	}
 	return be.writeRequest(p, true, true)
-}
-
-// killSession runs KILL [QUERY] for a target session in OceanBase mode: the
-// statement goes, with the server's connection id, to the target's server
-// through a server session of this client's (opened without the client if
-// needed), so the server checks privileges as it would for a direct KILL.
-func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
-	s := o.s
-	me := s.Info()
-	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
-		s.countStatement(route.StmtKill, true, start)
-		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
-	}
-	if tinfo.ServerAddr == "" {
-		if !k.query {
-			target.requestClose(closeNow) // nothing runs yet
-		}
-		s.countStatement(route.StmtKill, false, start)
-		return s.writeOK(0, "")
-	}
-	be := o.findServer(tinfo.ServerAddr)
-	if be == nil || !be.alive() {
-		if be != nil {
-			o.dropBrokenServer(be) // it may hold this session's transaction
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
-		var err error
-		be, _, err = o.openServer(ctx, tinfo.ServerAddr, false)
-		cancel()
-		if err != nil {
-			s.countStatement(route.StmtKill, true, start)
-			return s.st.writeErrorFor(err)
-		}
-	}
-	err := o.killOn(be, appendKill(nil, k.query, tinfo.ServerID), start)
-	if err == nil && !k.query && !s.st.killFailed {
-		target.requestClose(closeNow)
-	}
-	return err
-}
-
-// killOn runs a KILL statement obgate built on be, one of this session's
-// server sessions that may not be its current one, as an internal command:
-// be's status and session state never become the client's (the client
-// gets obgate's own OK with its own status flags, or the server's ERR).
-func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
-	s := o.s
-	_, err := s.internalCommand(be, stmt)
-	s.st.killFailed = err != nil
-	var se *mysqlproto.SQLError
-	switch {
-	case err == nil:
-		s.countStatement(route.StmtKill, false, start)
-		return s.writeOK(0, "")
-	case errors.As(err, &se):
-		s.countStatement(route.StmtKill, true, start)
-		return s.writeError(se)
-	}
-	o.dropBrokenServer(be) // it may hold this session's transaction
-	s.countStatement(route.StmtKill, true, start)
-	return s.writeError(lostServer(be.addr))
-}
-
-// VarInfo is one piece of session state obgate keeps for a client session
-// (SHOW PROXYSESSION VARIABLES).
-type VarInfo struct {
-	Name  string
-	Value string
-	Kind  string // "database", "system" or "user"
-}
-
-// ServerSessionInfo describes one server session of a client session.
-type ServerSessionInfo struct {
-	Addr     string
-	ID       uint32 // the server's connection id
-	Protocol string // "ob20" or "mysql"
-	InTrans  bool
-	Current  bool
-	LastUsed time.Time
-}
-
-// obSnapshot is what other goroutines may read of an OceanBase-mode
-// session; republished (under Session.mu) after commands that change it.
-type obSnapshot struct {
-	vars    []VarInfo
-	servers []ServerSessionInfo
-	ver     uint64 // vars.ver it reflects
-	nserver int
-	last    *serverConn
-}
-
-// publishOB refreshes the snapshot when the variables or the server
-// sessions changed; otherwise it costs two comparisons.
-func (o *obSession) publishOB() {
-	s := o.s
-	if o.snap.ver == o.vars.ver && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
-		return
-	}
-	if o.snap.ver != o.vars.ver || o.snap.ver == 0 {
-		o.updateWaitTimeout()
-	}
-	var vars []VarInfo
-	if o.vars.db != "" {
-		vars = append(vars, VarInfo{Name: "database", Value: o.vars.db, Kind: "database"})
-	}
-	for i, set := range o.vars.hotSet {
-		if set {
-			vars = append(vars, VarInfo{Name: hotNames[i], Value: o.vars.hot[i], Kind: "system"})
-		}
-	}
-	for _, e := range o.vars.sys {
-		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "system"})
-	}
-	for _, e := range o.vars.user {
-		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "user"})
-	}
-	servers := make([]ServerSessionInfo, 0, len(o.servers))
-	for _, be := range o.servers {
-		proto := "mysql"
-		switch {
-		case be.ob20 != nil:
-			proto = "ob20"
-		case be.comp != nil:
-			proto = "compressed"
-		}
-		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
-			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
-	}
-	o.snap = obSnapshot{ver: o.vars.ver, nserver: len(o.servers), last: o.last}
-	s.mu.Lock()
-	s.varsPub, s.serversPub = vars, servers
-	s.mu.Unlock()
-}
-
-// Variables returns the session state obgate replays on server sessions.
-// Any goroutine may call it.
-func (s *Session) Variables() []VarInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.varsPub
-}
-
-// ServerSessions returns the session's server sessions. Any goroutine may
-// call it.
-func (s *Session) ServerSessions() []ServerSessionInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.serversPub
 }

@@ -99,9 +99,8 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		s.setIdentity(resp, id)
 		return s.adminLogin(cpio, greet, resp, cfg)
 	}
-	if srv.draining.Load() {
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "obgate is shutting down").AppendPacket(nil))
-		return quit(QuitShutdown, nil)
+	if refusal := srv.admission(count, cfg); refusal != nil {
+		return refusal.answer(cpio)
 	}
 	if id.Tenant == "" && id.Cluster == "" && cfg.ProxyTenantName != "" {
 		id.Tenant, id.Cluster = cfg.ProxyTenantName, srv.clusters.Default()
@@ -119,10 +118,6 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		return denied("proxyro@sys is for proxies only")
 	}
 	s.setIdentity(resp, id)
-	if cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections {
-		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERTooManyUserConnections, "Too many sessions").AppendPacket(nil))
-		return quit(QuitLimit, fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections))
-	}
 	cluster, ok := srv.clusters.Get(id.Cluster)
 	if !ok {
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.OBClusterNotExist,

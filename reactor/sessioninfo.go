@@ -1,0 +1,98 @@
+package reactor
+
+import (
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// What other goroutines may read of a session's server side (SHOW
+// PROXYSESSION VARIABLES and ATTRIBUTE, KILL): published by the owner
+// under Session.mu.
+
+// VarInfo is one piece of session state obgate keeps for a client session
+// (SHOW PROXYSESSION VARIABLES).
+type VarInfo struct {
+	Name  string
+	Value string
+	Kind  string // "database", "system" or "user"
+}
+
+// ServerSessionInfo describes one server session of a client session.
+type ServerSessionInfo struct {
+	Addr     string
+	ID       uint32 // the server's connection id
+	Protocol string // "ob20" or "mysql"
+	InTrans  bool
+	Current  bool
+	LastUsed time.Time
+}
+
+// obSnapshot is what other goroutines may read of an OceanBase-mode
+// session; republished (under Session.mu) after commands that change it.
+type obSnapshot struct {
+	vars    []VarInfo
+	servers []ServerSessionInfo
+	ver     uint64 // vars.ver it reflects
+	nserver int
+	last    *serverConn
+}
+
+// publishOB refreshes the snapshot when the variables or the server
+// sessions changed; otherwise it costs two comparisons.
+func (o *obSession) publishOB() {
+	s := o.s
+	if o.snap.ver == o.vars.ver && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
+		return
+	}
+	if o.snap.ver != o.vars.ver || o.snap.ver == 0 {
+		o.updateWaitTimeout()
+	}
+	var vars []VarInfo
+	if o.vars.db != "" {
+		vars = append(vars, VarInfo{Name: "database", Value: o.vars.db, Kind: "database"})
+	}
+	for i, set := range o.vars.hotSet {
+		if set {
+			vars = append(vars, VarInfo{Name: hotNames[i], Value: o.vars.hot[i], Kind: "system"})
+		}
+	}
+	for _, e := range o.vars.sys {
+		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "system"})
+	}
+	for _, e := range o.vars.user {
+		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "user"})
+	}
+	servers := make([]ServerSessionInfo, 0, len(o.servers))
+	for _, be := range o.servers {
+		proto := "mysql"
+		switch {
+		case be.ob20 != nil:
+			proto = "ob20"
+		case be.comp != nil:
+			proto = "compressed"
+		}
+		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
+			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
+	}
+	o.snap = obSnapshot{ver: o.vars.ver, nserver: len(o.servers), last: o.last}
+	s.mu.Lock()
+	s.varsPub, s.serversPub = vars, servers
+	s.mu.Unlock()
+}
+
+// Variables returns the session state obgate replays on server sessions.
+// Any goroutine may call it.
+func (s *Session) Variables() []VarInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.varsPub
+}
+
+// ServerSessions returns the session's server sessions. Any goroutine may
+// call it.
+func (s *Session) ServerSessions() []ServerSessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serversPub
+}
