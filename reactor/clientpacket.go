@@ -1,8 +1,10 @@
 package reactor
 
-// Reading a client's packet past the bytes the command path peeked at:
-// relayed to the server, skipped, or read whole. All three walk the
-// logical packet, across its 16 MiB continuation packets, with eachPiece.
+// The client connection's packet I/O (clientConn): a packet read whole,
+// skipped or relayed to the server past the bytes the command path peeked
+// at, each walking the logical packet across its 16 MiB continuation
+// packets with eachPiece; obgate's own packets written; the transport's
+// OB 2.0 layer, buffers and close.
 
 import (
 	"encoding/binary"
@@ -19,30 +21,32 @@ import (
 type pieceFunc func(p []byte, starts, first, last bool) (keep bool, err error)
 
 // eachPiece walks one logical client packet whose header says n payload
-// bytes in pieces of at most chunkSize, giving each to fn. With bounded, a
-// packet longer than max_packet_size ends the session with ERR 1153
-// before that part of it is read. A client failure ends the session; fn's
-// error is returned as it is, after its piece was released (unless kept).
-func (s *Session) eachPiece(n int, bounded bool, fn pieceFunc) error {
+// bytes in pieces of at most chunkSize, giving each to fn. A packet longer
+// than limit bytes (max_packet_size; 0 for no limit) ends the session with
+// ERR 1153 before that part of it is read. A client failure ends the
+// session; fn's error is returned as it is, after its piece was released
+// (unless kept). Only the goroutine running the session's command calls
+// it, as every method of clientConn that reads or writes.
+func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 	total := 0
 	first := true
 	for {
 		total += n
-		if bounded && int64(total) > s.cfg.MaxPacketSize {
+		if limit > 0 && int64(total) > limit {
 			return quitWith(QuitClientProto, mysqlproto.ErrPacketTooLarge,
 				mysqlproto.NewSQLError(mysqlproto.ERNetPacketTooLarge, "Got a packet bigger than 'max_packet_size' bytes"))
 		}
 		starts := true
 		for rem := mysqlproto.HeaderLen + n; rem > 0; {
 			k := min(rem, chunkSize)
-			p, err := s.client.Next(k)
+			p, err := c.client.Next(k)
 			if err != nil {
 				return quit(QuitClientNetwork, err)
 			}
 			last := k == rem && n < mysqlproto.MaxPayloadLen
 			keep, err := fn(p, starts, first, last)
 			if !keep {
-				s.client.Release()
+				c.client.Release()
 			}
 			if err != nil {
 				return err
@@ -53,7 +57,7 @@ func (s *Session) eachPiece(n int, bounded bool, fn pieceFunc) error {
 		if n < mysqlproto.MaxPayloadLen {
 			return nil
 		}
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		hdr, err := c.client.Peek(mysqlproto.HeaderLen)
 		if err != nil {
 			return quit(QuitClientNetwork, err)
 		}
@@ -65,17 +69,17 @@ func (s *Session) eachPiece(n int, bounded bool, fn pieceFunc) error {
 // buffer (header of the first physical packet included, continuation
 // headers removed), bounded by max_packet_size.
 func (s *Session) readPacket(n int) ([]byte, error) {
-	return s.readPacketTo(nil, n)
+	return s.readPacketTo(nil, n, s.cfg.MaxPacketSize)
 }
 
 // readPacketTo is readPacket appending to dst[:0], whose memory it reuses
-// when big enough.
-func (s *Session) readPacketTo(dst []byte, n int) ([]byte, error) {
+// when big enough, bounded by limit.
+func (c *clientConn) readPacketTo(dst []byte, n int, limit int64) ([]byte, error) {
 	out := dst[:0]
 	if cap(out) < mysqlproto.HeaderLen+n {
 		out = make([]byte, 0, mysqlproto.HeaderLen+n)
 	}
-	err := s.eachPiece(n, true, func(p []byte, starts, first, _ bool) (bool, error) {
+	err := c.eachPiece(n, limit, func(p []byte, starts, first, _ bool) (bool, error) {
 		if starts && !first {
 			p = p[mysqlproto.HeaderLen:] // a continuation's header
 		}
@@ -96,8 +100,8 @@ func (s *Session) readPacketTo(dst []byte, n int) ([]byte, error) {
 
 // skipPacket consumes one logical packet of n payload bytes (continuations
 // included) from the client without forwarding it.
-func (s *Session) skipPacket(n int) error {
-	return s.eachPiece(n, false, func([]byte, bool, bool, bool) (bool, error) { return false, nil })
+func (c *clientConn) skipPacket(n int) error {
+	return c.eachPiece(n, 0, func([]byte, bool, bool, bool) (bool, error) { return false, nil })
 }
 
 // relayPacket streams one logical client packet (whose header says n
@@ -120,7 +124,7 @@ func (s *Session) skipPacket(n int) error {
 func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 	var sent int64
 	var broke error // the failed write of a one-piece request
-	err := s.eachPiece(n, true, func(p []byte, _, first, last bool) (bool, error) {
+	err := s.eachPiece(n, s.cfg.MaxPacketSize, func(p []byte, _, first, last bool) (bool, error) {
 		if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
 			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
 		}
@@ -152,3 +156,45 @@ func (s *Session) relayPacket(n int, keep bool) (int64, error) {
 // errPieceNotSent stops relayPacket's walk when a one-piece request could
 // not be written.
 var errPieceNotSent = errors.New("request not sent")
+
+// writePacket sends one packet answering the current command, with the
+// next sequence id.
+func (c *clientConn) writePacket(payload []byte) error {
+	var out []byte
+	out, c.replySeq = mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), c.replySeq, payload)
+	if err := c.client.Write(out); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	if err := c.client.Flush(); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	return nil
+}
+
+// closeTransport closes the client connection through whichever layer
+// holds it now. Any goroutine may call it.
+func (c *clientConn) closeTransport() {
+	if cl := c.clientCloser.Load(); cl != nil {
+		_ = cl.Close()
+	}
+}
+
+// wrapClientOB20 puts OB 2.0 framing on the client transport when the
+// login negotiated it.
+func (c *clientConn) wrapClientOB20(id uint32) {
+	if c.clientOBCaps.Has(mysqlproto.OBCapProtocolV2) {
+		c.ob20Client = newOB20ClientIO(c.client, id)
+		c.client = c.ob20Client
+	}
+}
+
+// freeBuffers gives the transports' buffers back once the session is
+// torn down.
+func (c *clientConn) freeBuffers() {
+	if c.netClient != nil {
+		c.netClient.free()
+	}
+	if c.ob20Client != nil {
+		c.ob20Client.free()
+	}
+}

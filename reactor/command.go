@@ -42,7 +42,6 @@ func (s *Session) serveCommand() error {
 	whole := n <= classifyLen
 	s.cfg = s.srv.cfg.Load()
 	s.st = s.st.next()
-	s.side.begin()
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
 	s.stmtCount.Add(1)
@@ -50,6 +49,7 @@ func (s *Session) serveCommand() error {
 	if s.admin {
 		return s.serveAdmin(cmd, n, body, whole)
 	}
+	s.side.begin()
 	kind := route.StmtOther
 	need := needAny
 	switch cmd {
@@ -275,20 +275,6 @@ func maybeInternal(info route.StmtInfo) bool {
 		return info.Second == "ROUTE"
 	}
 	return false
-}
-
-// writePacket sends one packet answering the current command, with the
-// next sequence id.
-func (s *Session) writePacket(payload []byte) error {
-	var out []byte
-	out, s.replySeq = mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), s.replySeq, payload)
-	if err := s.client.Write(out); err != nil {
-		return quit(QuitClientNetwork, err)
-	}
-	if err := s.client.Flush(); err != nil {
-		return quit(QuitClientNetwork, err)
-	}
-	return nil
 }
 
 // writeError answers the current command with an ERR packet.

@@ -108,7 +108,7 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // run on other server sessions too.
 func (st *statement) prepareStatement(n int, start time.Time) error {
 	s := st.s
-	pkt, err := s.readPacketTo(s.stmts.request, n)
+	pkt, err := s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize)
 	if err != nil {
 		return err
 	}

@@ -255,14 +255,6 @@ func (s *Session) interrupt() {
 	s.closeTransport()
 }
 
-// closeTransport closes the client connection through whichever layer
-// holds it now.
-func (s *Session) closeTransport() {
-	if c := s.clientCloser.Load(); c != nil {
-		_ = c.Close()
-	}
-}
-
 // onServerGone runs on the server watch's goroutine when a server closed
 // one of the session's server sessions. In mysql routing mode the client's
 // connection is that server session: an idle client is disconnected at

@@ -16,7 +16,6 @@ import (
 	"github.com/cloudwego/netpoll"
 	"obgate/config"
 	"obgate/internal/npbound"
-	"obgate/mysqlproto"
 )
 
 // serveTransport moves a logged-in session onto its command-phase
@@ -39,18 +38,9 @@ func (s *Session) serveTransport() {
 	}
 	nc := newNetClientIO(s.rawConn, name)
 	s.client, s.netClient = nc, nc
-	s.wrapClientOB20()
+	s.wrapClientOB20(s.id)
 	s.transportName.Store(s.client.Transport())
 	s.runNetLoop()
-}
-
-// wrapClientOB20 puts OB 2.0 framing on the client transport when the
-// login negotiated it.
-func (s *Session) wrapClientOB20() {
-	if s.clientOBCaps.Has(mysqlproto.OBCapProtocolV2) {
-		s.ob20Client = newOB20ClientIO(s.client, s.id)
-		s.client = s.ob20Client
-	}
 }
 
 // runNetLoop serves commands on the current goroutine until the session
@@ -96,7 +86,7 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	_ = conn.SetReadTimeout(clientReadTimeout)
 	_ = conn.SetWriteTimeout(clientWriteTimeout)
 	s.client = &netpollClientIO{conn: conn, rb: rb}
-	s.wrapClientOB20()
+	s.wrapClientOB20(s.id)
 	s.clientCloser.Store(&closerRef{conn})
 	s.transportName.Store(s.client.Transport())
 	_ = conn.AddCloseCallback(s.onNetpollClose)
@@ -264,12 +254,7 @@ func (s *Session) teardown() {
 	s.state.Store(int32(StateClosing))
 	s.side.closeAll()
 	s.closeTransport()
-	if s.netClient != nil {
-		s.netClient.free()
-	}
-	if s.ob20Client != nil {
-		s.ob20Client.free()
-	}
+	s.freeBuffers()
 }
 
 // unregister removes a torn-down session from the server's books; teardown
