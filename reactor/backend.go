@@ -112,7 +112,7 @@ func (b *serverConn) serverGone() {
 		return
 	}
 	if b.owner != nil {
-		b.owner.onServerGone(b)
+		b.owner.side.serverGone(b)
 	}
 }
 

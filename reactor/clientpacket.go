@@ -1,15 +1,12 @@
 package reactor
 
 // The client connection's packet I/O (clientConn): a packet read whole,
-// skipped or relayed to the server past the bytes the command path peeked
-// at, each walking the logical packet across its 16 MiB continuation
-// packets with eachPiece; obgate's own packets written; the transport's
-// OB 2.0 layer, buffers and close.
+// skipped, or relayed to the server (statement.relayPacket) past the bytes
+// the command path peeked at, each walking the logical packet across its
+// 16 MiB continuation packets with eachPiece; obgate's own packets
+// written; the transport's OB 2.0 layer, buffers and close.
 
 import (
-	"encoding/binary"
-	"errors"
-
 	"obgate/mysqlproto"
 )
 
@@ -103,59 +100,6 @@ func (c *clientConn) readPacketTo(dst []byte, n int, limit int64) ([]byte, error
 func (c *clientConn) skipPacket(n int) error {
 	return c.eachPiece(n, 0, func([]byte, bool, bool, bool) (bool, error) { return false, nil })
 }
-
-// relayPacket streams one logical client packet (whose header says n
-// payload bytes, continuation packets included) to the server, in pieces of
-// at most chunkSize, without holding it whole. It returns the number of
-// bytes sent. Errors are sessionErrors: a client failure closes the
-// session; a server failure gets the client an ERR (nothing was answered
-// yet) and closes it too.
-//
-// In OceanBase mode each piece goes out as an OB20 frame when the server
-// session speaks OB 2.0, a statement id set in patchID is written into the
-// first piece, and a one-piece request whose write fails outside a
-// transaction is sent to another server session instead: a server that
-// refused the bytes cannot have run them.
-//
-// With keep, a one-piece request is not released after it went out: it
-// stays in the client buffer as s.st.kept until the first byte of its answer
-// reaches the client (releaseKept), so that it can be sent again to
-// another server. Larger requests are streamed and cannot be resent.
-func (s *Session) relayPacket(n int, keep bool) (int64, error) {
-	var sent int64
-	var broke error // the failed write of a one-piece request
-	err := s.eachPiece(n, s.cfg.MaxPacketSize, func(p []byte, _, first, last bool) (bool, error) {
-		if first && s.st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
-			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], s.st.patchID)
-		}
-		err := s.backend.writeRequest(p, first, last)
-		if err != nil && first && last {
-			err = s.side.refusedWrite(p, err)
-		}
-		if err != nil && first && last {
-			broke = err
-			return false, errPieceNotSent
-		}
-		if err != nil {
-			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
-		}
-		sent += int64(len(p))
-		if keep && first && last {
-			s.st.kept = p
-			return true, nil
-		}
-		return false, nil
-	})
-	if broke != nil {
-		// Nothing of a one-piece request reached the server.
-		return sent, s.side.brokeBeforeAnswer(broke)
-	}
-	return sent, err
-}
-
-// errPieceNotSent stops relayPacket's walk when a one-piece request could
-// not be written.
-var errPieceNotSent = errors.New("request not sent")
 
 // writePacket sends one packet answering the current command, with the
 // next sequence id.

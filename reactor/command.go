@@ -128,7 +128,7 @@ func (st *statement) mysqlCommand(cmd mysqlproto.Command, body []byte, whole boo
 // forward sends the client's command to the server and streams the answer.
 func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
 	s := st.s
-	sent, err := s.relayPacket(n, true)
+	sent, err := st.relayPacket(n, true)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
 		st.releaseKept()

@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -123,7 +124,7 @@ func (st *statement) relayResponse(cmd mysqlproto.Command) (int64, error) {
 				return written, quit(QuitClientNetwork, err)
 			}
 			n, _ := mysqlproto.ParseHeader(hdr)
-			if _, err := s.relayPacket(n, false); err != nil {
+			if _, err := st.relayPacket(n, false); err != nil {
 				return written, err
 			}
 		case mysqlproto.ScanError:
@@ -142,7 +143,7 @@ func (st *statement) relayUpload() error {
 			return quit(QuitClientNetwork, err)
 		}
 		n, _ := mysqlproto.ParseHeader(hdr)
-		sent, err := s.relayPacket(n, false)
+		sent, err := st.relayPacket(n, false)
 		s.srv.metrics.bytesFromClient.Add(int(sent))
 		if err != nil {
 			return err
@@ -208,3 +209,57 @@ func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 	s.srv.metrics.bytesFromClient.Add(len(pkt))
 	return nil
 }
+
+// relayPacket streams one logical client packet (whose header says n
+// payload bytes, continuation packets included) to the server, in pieces of
+// at most chunkSize, without holding it whole. It returns the number of
+// bytes sent. Errors are sessionErrors: a client failure closes the
+// session; a server failure gets the client an ERR (nothing was answered
+// yet) and closes it too.
+//
+// In OceanBase mode each piece goes out as an OB20 frame when the server
+// session speaks OB 2.0, a statement id set in patchID is written into the
+// first piece, and a one-piece request whose write fails outside a
+// transaction is sent to another server session instead: a server that
+// refused the bytes cannot have run them.
+//
+// With keep, a one-piece request is not released after it went out: it
+// stays in the client buffer as s.st.kept until the first byte of its answer
+// reaches the client (releaseKept), so that it can be sent again to
+// another server. Larger requests are streamed and cannot be resent.
+func (st *statement) relayPacket(n int, keep bool) (int64, error) {
+	s := st.s
+	var sent int64
+	var broke error // the failed write of a one-piece request
+	err := s.eachPiece(n, s.cfg.MaxPacketSize, func(p []byte, _, first, last bool) (bool, error) {
+		if first && st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
+			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], st.patchID)
+		}
+		err := s.backend.writeRequest(p, first, last)
+		if err != nil && first && last {
+			err = s.side.refusedWrite(p, err)
+		}
+		if err != nil && first && last {
+			broke = err
+			return false, errPieceNotSent
+		}
+		if err != nil {
+			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		}
+		sent += int64(len(p))
+		if keep && first && last {
+			st.kept = p
+			return true, nil
+		}
+		return false, nil
+	})
+	if broke != nil {
+		// Nothing of a one-piece request reached the server.
+		return sent, s.side.brokeBeforeAnswer(broke)
+	}
+	return sent, err
+}
+
+// errPieceNotSent stops relayPacket's walk when a one-piece request could
+// not be written.
+var errPieceNotSent = errors.New("request not sent")

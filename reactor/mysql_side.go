@@ -188,3 +188,41 @@ func (m *mysqlSide) drop(be *serverConn) { be.close() }
 func (m *mysqlSide) replacement() (*serverConn, error) { return m.moveServer() }
 
 func (m *mysqlSide) holdsERR(uint16) bool { return false }
+
+// serverGone: the client's connection is its server session, so an idle
+// client is disconnected at once, as the server would have done, and its
+// driver sees a closed connection and reconnects instead of sending a
+// statement into it (a running command fails on its own). A session that
+// could move to another server (mysql_move.go) moves only if its server
+// failed: the server is asked for a handshake, and if it gives one it
+// closed the connection on purpose (wait_timeout, KILL) and the idle
+// client is disconnected as above.
+func (m *mysqlSide) serverGone(be *serverConn) {
+	s := m.s
+	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
+	if s.State() != StateIdle {
+		return
+	}
+	if !m.move.canMove.Load() {
+		s.requestClose(closeNow)
+		return
+	}
+	go func() {
+		defer s.srv.recoverBackground(panicServerWatch)
+		if s.srv.serverAnswers(be.addr) {
+			m.move.closedOnPurpose.Store(true)
+			if s.State() == StateIdle {
+				s.requestClose(closeNow)
+			}
+		}
+	}()
+}
+
+// closedIdle: the server closed the session's connection and the session
+// may not move. It reads only what other goroutines publish atomically
+// (the current server session, whether the session may move), since a
+// command may already run when checkServerAfterLogin calls it.
+func (m *mysqlSide) closedIdle() bool {
+	be := m.s.sharedBackend.Load()
+	return be != nil && be.serverLost() && !m.move.canMove.Load()
+}

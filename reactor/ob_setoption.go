@@ -45,7 +45,7 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 	if _, err := o.routeStatement(needAny); err != nil {
 		return s.st.refuse(n, err)
 	}
-	sent, err := s.relayPacket(n, false)
+	sent, err := s.st.relayPacket(n, false)
 	s.srv.metrics.bytesFromClient.Add(int(sent))
 	if err != nil {
 		return err

@@ -149,3 +149,10 @@ func (o *obSession) replacement() (*serverConn, error) {
 	}
 	return o.routeStatement(needAny)
 }
+
+// serverGone: the next statement simply goes to another server session
+// (flash-break avoidance).
+func (o *obSession) serverGone(*serverConn) {}
+
+// closedIdle: never; a lost server session is replaced.
+func (o *obSession) closedIdle() bool { return false }

@@ -16,7 +16,7 @@ import (
 // hang-ups are always reported), so the set stays silent while requests
 // and answers flow and speaks once when a server closes a session (its
 // wait_timeout, a restart, a KILL). The watch marks the server session
-// gone and tells its owner (see Session.onServerGone).
+// gone and tells its owner (serverSide.serverGone).
 //
 // One goroutine runs the epoll loop; add, remove and close may be called
 // from any goroutine.

@@ -255,47 +255,6 @@ func (s *Session) interrupt() {
 	s.closeTransport()
 }
 
-// onServerGone runs on the server watch's goroutine when a server closed
-// one of the session's server sessions. In mysql routing mode the client's
-// connection is that server session: an idle client is disconnected at
-// once, as the server would have done, so its driver sees a closed
-// connection and reconnects instead of sending a statement into it (a
-// running command fails on its own). In OceanBase mode the next statement
-// simply goes to another server session (flash-break avoidance).
-//
-// A session that could move to another server (mysql_move.go) moves only
-// if its server failed: the server is asked for a handshake, and if it
-// gives one it closed the connection on purpose (wait_timeout, KILL) and
-// the idle client is disconnected as above.
-func (s *Session) onServerGone(be *serverConn) {
-	s.side.serverGone(be)
-}
-
-// serverGone: an OceanBase-mode session's next statement simply goes to
-// another server session.
-func (o *obSession) serverGone(*serverConn) {}
-
-func (m *mysqlSide) serverGone(be *serverConn) {
-	s := m.s
-	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
-	if s.State() != StateIdle {
-		return
-	}
-	if !m.move.canMove.Load() {
-		s.requestClose(closeNow)
-		return
-	}
-	go func() {
-		defer s.srv.recoverBackground(panicServerWatch)
-		if s.srv.serverAnswers(be.addr) {
-			m.move.closedOnPurpose.Store(true)
-			if s.State() == StateIdle {
-				s.requestClose(closeNow)
-			}
-		}
-	}()
-}
-
 // serverAnswers reports whether addr sends a handshake within
 // detect_server_timeout (at most one second): a live server.
 func (srv *Server) serverAnswers(addr string) bool {
@@ -310,25 +269,11 @@ func (srv *Server) serverAnswers(addr string) bool {
 	return true
 }
 
-// serverClosedIdle reports, after a command in mysql routing mode, that
-// the server closed the session's connection: the client is disconnected.
-// It reads only what other goroutines publish atomically (the current
-// server session, whether the session may move), since a command may
-// already run when checkServerAfterLogin calls it.
-func (s *Session) serverClosedIdle() bool { return s.side.closedIdle() }
-
-func (o *obSession) closedIdle() bool { return false }
-
-func (m *mysqlSide) closedIdle() bool {
-	be := m.s.sharedBackend.Load()
-	return be != nil && be.serverLost() && !m.move.canMove.Load()
-}
-
 // checkServerAfterLogin closes a session whose server closed its
 // connection while the session was still logging in, when the watch could
 // not act on it yet. The session has just become idle.
 func (s *Session) checkServerAfterLogin() {
-	if s.serverClosedIdle() {
+	if s.side.closedIdle() {
 		s.requestClose(closeNow)
 	}
 }

@@ -217,7 +217,7 @@ func (s *Session) afterCommand(err error) bool {
 		s.closeTransport()
 		return false
 	}
-	if s.shouldClose() || s.serverClosedIdle() {
+	if s.shouldClose() || s.side.closedIdle() {
 		s.state.Store(int32(StateClosing))
 		s.closeTransport()
 		return false
@@ -225,7 +225,7 @@ func (s *Session) afterCommand(err error) bool {
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if (s.shouldClose() || s.serverClosedIdle()) && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+	if (s.shouldClose() || s.side.closedIdle()) && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 		s.closeTransport()
 		return false
 	}
