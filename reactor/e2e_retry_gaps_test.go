@@ -394,7 +394,7 @@ func waitServerSessionIdle(t *testing.T, p *testkit.Proxy, id uint32) {
 //
 //   - "KILL QUERY of a session on the stopped node": the killer's
 //     transaction and the victim's last statement are on the same node,
-//     which is stopped. obKill (ob_forward.go) finds the killer's server
+//     which is stopped. obSession.killSession (kill.go) finds the killer's server
 //     session to that node not alive and drops it, then fails to open a new one: the KILL gets
 //     ERROR 2003 (connect refused).
 //   - "KILL of no session on the hung node": the transaction's node hangs

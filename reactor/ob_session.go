@@ -19,7 +19,7 @@ import (
 // per server) and how they are picked, opened and brought up to date
 // (pickServer, openServer, syncServer), the session state it established on
 // them, the routing state of the statement (ob_route.go), the rewriting of
-// answers for the client (ob_forward.go) and its KILL.
+// answers for the client (ob_forward.go) and its KILL (kill.go).
 //
 // Owned by the goroutine running the session's command.
 type obSession struct {
