@@ -24,8 +24,8 @@ PASS
 	if r := rows[1]; r.allocsOp != 1 || r.bytesOp != 36 {
 		t.Fatalf("allocs row %+v", r)
 	}
-	s := render(rows, []string{"go test x"}, 3, "1s")
-	for _, want := range []string{"| `BenchmarkSessionVarsInSync` | 3.9 | 0 | 0 |", "go test x", beginMarker, endMarker} {
+	s := render(rows, []string{"go test x"}, 3, "1s", "abc1234")
+	for _, want := range []string{"| `BenchmarkSessionVarsInSync` | 3.9 | 0 | 0 |", "go test x", "commit abc1234", beginMarker, endMarker} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %q in:\n%s", want, s)
 		}
