@@ -50,22 +50,32 @@ type fakeMySQL struct {
 
 func startFakeMySQL(tb testing.TB) *fakeMySQL {
 	tb.Helper()
-	h := mysqlproto.Handshake{ServerVersion: "5.7.44-fake", ConnectionID: 1, Capability: fwdCaps,
-		Charset: byte(mysqlproto.CharsetUTF8MB4), Status: mysqlproto.StatusAutocommit,
-		AuthData: []byte("abcdefghijklmnopqrst"), AuthPlugin: mysqlproto.AuthNativePassword}
 	f := &fakeMySQL{}
-	f.greeting, _ = mysqlproto.AppendPacket(nil, 0, h.Append(nil))
-	f.okPacket, _ = mysqlproto.AppendPacket(nil, 2, mysqlproto.AppendOK(nil, mysqlproto.OK{Status: mysqlproto.StatusAutocommit}, fwdCaps))
+	f.greeting, f.okPacket = fakeLogin()
 	rs := mysqlproto.ResultSet{Columns: []mysqlproto.Column{mysqlproto.BigintColumn("1")}, Rows: [][]any{{1}}}
 	f.response, _ = rs.AppendPackets(nil, 1, fwdCaps, mysqlproto.StatusAutocommit)
 	listenFake(tb, &f.fakeListener, f.serve)
 	return f
 }
 
-// serve handles one connection. After the login its loop allocates
-// nothing: the header and payload buffers are made once.
-func (f *fakeMySQL) serve(c net.Conn) {
-	if _, err := c.Write(f.greeting); err != nil {
+// fakeLogin is a fake server's framed greeting and the framed OK that
+// accepts any login.
+func fakeLogin() (greeting, ok []byte) {
+	h := mysqlproto.Handshake{ServerVersion: "5.7.44-fake", ConnectionID: 1, Capability: fwdCaps,
+		Charset: byte(mysqlproto.CharsetUTF8MB4), Status: mysqlproto.StatusAutocommit,
+		AuthData: []byte("abcdefghijklmnopqrst"), AuthPlugin: mysqlproto.AuthNativePassword}
+	greeting, _ = mysqlproto.AppendPacket(nil, 0, h.Append(nil))
+	ok, _ = mysqlproto.AppendPacket(nil, 2, mysqlproto.AppendOK(nil, mysqlproto.OK{Status: mysqlproto.StatusAutocommit}, fwdCaps))
+	return greeting, ok
+}
+
+// serveFakePackets greets c, accepts any login with ok, then writes, for
+// each request packet, what answer gives for its payload (nothing when it
+// gives nil), until answer says stop or the connection ends. After the
+// login it allocates nothing (if answer does not): the header and payload
+// buffers are made once.
+func serveFakePackets(c net.Conn, greeting, ok []byte, answer func(payload []byte) (reply []byte, goOn bool)) {
+	if _, err := c.Write(greeting); err != nil {
 		return
 	}
 	hdr := make([]byte, mysqlproto.HeaderLen)
@@ -81,19 +91,30 @@ func (f *fakeMySQL) serve(c net.Conn) {
 		if _, err := io.ReadFull(c, buf[:n]); err != nil {
 			return
 		}
-		out := f.response
-		switch {
-		case login:
-			out = f.okPacket
-		case n == 0 || buf[0] == byte(mysqlproto.ComQuit):
-			return
-		case buf[0] != byte(mysqlproto.ComQuery):
-			return // nothing else is expected here
+		out := ok
+		if !login {
+			var goOn bool
+			if out, goOn = answer(buf[:n]); !goOn {
+				return
+			}
+		}
+		if len(out) == 0 {
+			continue
 		}
 		if _, err := c.Write(out); err != nil {
 			return
 		}
 	}
+}
+
+// serve answers every COM_QUERY with the result set.
+func (f *fakeMySQL) serve(c net.Conn) {
+	serveFakePackets(c, f.greeting, f.okPacket, func(p []byte) ([]byte, bool) {
+		if len(p) == 0 || p[0] != byte(mysqlproto.ComQuery) {
+			return nil, false // COM_QUIT, or nothing expected here
+		}
+		return f.response, true
+	})
 }
 
 // forwardEnv is obgate in front of a fake server.

@@ -34,8 +34,8 @@ const fakeStmtID = 7
 
 func startFakePreparedMySQL(tb testing.TB) *fakePreparedMySQL {
 	tb.Helper()
-	plain := startFakeMySQL(tb) // for its greeting and login OK
-	f := &fakePreparedMySQL{greeting: plain.greeting, okPacket: plain.okPacket}
+	f := &fakePreparedMySQL{}
+	f.greeting, f.okPacket = fakeLogin()
 	col := mysqlproto.BigintColumn("v")
 	colDef := col.Append(nil)
 	eof := mysqlproto.AppendEOF(nil, 0, mysqlproto.StatusAutocommit)
@@ -58,43 +58,21 @@ func startFakePreparedMySQL(tb testing.TB) *fakePreparedMySQL {
 	return f
 }
 
-// serve handles one connection; after the login it allocates nothing.
+// serve answers prepares, executes of the fake statement id and closes.
 func (f *fakePreparedMySQL) serve(c net.Conn) {
-	if _, err := c.Write(f.greeting); err != nil {
-		return
-	}
-	hdr := make([]byte, mysqlproto.HeaderLen)
-	buf := make([]byte, 64<<10)
-	for login := true; ; login = false {
-		if _, err := io.ReadFull(c, hdr); err != nil {
-			return
-		}
-		n, _ := mysqlproto.ParseHeader(hdr)
-		if n > len(buf) {
-			return
-		}
-		if _, err := io.ReadFull(c, buf[:n]); err != nil {
-			return
-		}
-		var out []byte
+	serveFakePackets(c, f.greeting, f.okPacket, func(p []byte) ([]byte, bool) {
 		switch {
-		case login:
-			out = f.okPacket
-		case n == 0:
-			return
-		case buf[0] == byte(mysqlproto.ComStmtPrepare):
-			out = f.prepareResp
-		case buf[0] == byte(mysqlproto.ComStmtExecute) && n >= 5 && binary.LittleEndian.Uint32(buf[1:]) == fakeStmtID:
-			out = f.executeResp
-		case buf[0] == byte(mysqlproto.ComStmtClose):
-			continue
-		default:
-			return // a statement id obgate did not translate, or a command not expected here
+		case len(p) == 0:
+			return nil, false
+		case p[0] == byte(mysqlproto.ComStmtPrepare):
+			return f.prepareResp, true
+		case p[0] == byte(mysqlproto.ComStmtExecute) && len(p) >= 5 && binary.LittleEndian.Uint32(p[1:]) == fakeStmtID:
+			return f.executeResp, true
+		case p[0] == byte(mysqlproto.ComStmtClose):
+			return nil, true // no answer
 		}
-		if _, err := c.Write(out); err != nil {
-			return
-		}
-	}
+		return nil, false // a statement id obgate did not translate, or a command not expected here
+	})
 }
 
 // psClient prepares, executes and closes a statement per round trip, on
