@@ -1,7 +1,10 @@
 package reactor
 
 import (
+	"net"
+
 	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
 	"obgate/internal/npbound"
 )
 
@@ -19,6 +22,42 @@ import (
 type netpollClientIO struct {
 	conn netpoll.Connection
 	rb   *npbound.Bound // nil when netpoll's layout is not the expected one
+}
+
+// pollerSafeCloser closes a client connection the poller drives: from
+// inside the connection's own read hook (where netpoll's Close would wait
+// for the hook to end) on a pooled goroutine, else at once.
+type pollerSafeCloser struct {
+	conn netpoll.Connection
+	rb   *npbound.Bound
+}
+
+func (c *pollerSafeCloser) Close() error {
+	if c.rb.InInput() {
+		npTasks.run(nil, func() { _ = c.conn.Close() })
+		return nil
+	}
+	return c.conn.Close()
+}
+
+// tryWrite writes p straight to the client's socket without waiting (the
+// poller's writes) and returns how much the kernel took. The session's
+// command owner is the only writer, and netpoll's output buffer is empty
+// whenever it calls this (every other write waits until it drained).
+func (c *netpollClientIO) tryWrite(p []byte) (int, error) {
+	if !c.conn.IsActive() {
+		return 0, net.ErrClosed
+	}
+	return writeNow(c.rb.FD(), p)
+}
+
+// shutdown shuts the socket down, which fails the owner's reads and
+// writes and tells the poller the client is gone, without freeing what
+// the owner may be using (netpoll frees buffers at Close). Any goroutine.
+func (c *netpollClientIO) shutdown() {
+	if c.conn.IsActive() {
+		_ = unix.Shutdown(c.rb.FD(), unix.SHUT_RDWR)
+	}
 }
 
 func (c *netpollClientIO) Peek(n int) ([]byte, error) {

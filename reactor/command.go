@@ -58,6 +58,9 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuery:
 		f := s.st.lexStatement(body, whole)
 		kind = f.Kind
+		if s.polled && !s.st.pollableQuery(f) {
+			return errNotFast
+		}
 		if handled, err := s.st.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
@@ -91,9 +94,21 @@ func (s *Session) serveCommand() error {
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)
 	if err := s.side.acquire(need); err != nil {
+		if s.polled {
+			return errNotFast // the goroutine meets the same error and answers it
+		}
 		return s.st.refuse(n, err)
 	}
 	return s.st.forward(cmd, n, kind, start)
+}
+
+// pollableQuery reports whether a COM_QUERY with facts f may be served on
+// the poller: obgate answers none of it itself (internal commands, KILL).
+func (st *statement) pollableQuery(f *route.Facts) bool {
+	if f.Kind == route.StmtKill {
+		return false
+	}
+	return st.s.srv.interceptor == nil || !maybeInternal(route.StmtInfo{Kind: f.Kind, Second: f.Second})
 }
 
 // noteStatement records what the facts of a COM_QUERY mean for the
@@ -147,8 +162,24 @@ func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind,
 // ending the session (a statementError) gets its ERR here. ok reports
 // whether the server's answer was relayed.
 func (st *statement) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
+	if st.s.polled {
+		// On the poller the answer is relayed as it arrives (stepPolled);
+		// the rest of this function runs then (answerFrom).
+		w := &st.then
+		w.cmd, w.kind, w.start, w.after = cmd, kind, start, after
+		if w.unsent == nil {
+			st.relayBegin(cmd)
+		}
+		return false, errAwaiting
+	}
+	return st.answerFrom(st.relay(cmd), cmd, kind, start, after)
+}
+
+// answerFrom is answer once the first try's relay ended with o: the
+// statement is sent again while the resend rules allow it, and the
+// answer is accounted for.
+func (st *statement) answerFrom(o outcome, cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
 	s := st.s
-	o := st.relay(cmd)
 	for o.stage == stageSent && st.mayResend(o) {
 		if !st.resendKept(o) {
 			break

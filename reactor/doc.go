@@ -10,8 +10,11 @@
 //	              transport.go, command.go)
 //	statement     one command being served (Session.st, made anew per
 //	              command): its state, and the methods that forward it,
-//	              relay the answer, resend it (retry.go), run prepared
-//	              statements (prepared.go) and KILL (kill.go)
+//	              relay the answer (relay.go: one loop, which can stop
+//	              where it would wait and go on later), resend it
+//	              (retry.go), run prepared statements (prepared.go) and
+//	              KILL (kill.go); where it runs, on the poller or a
+//	              goroutine, is poller.go's
 //	serverSide    what a routing mode does with servers (side.go): the
 //	              login, finding and syncing a statement's server session,
 //	              learning from answers, failure handling, KILL, teardown.
@@ -30,53 +33,85 @@
 // A connection's login runs on its own goroutine with plain net I/O. Then
 // the session moves to its command-phase transport (client_io_mode):
 //
-//	transport  who runs a command                         idle cost
-//	netpoll    netpoll's OnRequest task, on a pooled       no goroutine
-//	           goroutine (taskPool; the default)
-//	net, tls   the session's own goroutine                 one goroutine
+//	transport  who runs a command                           idle cost
+//	netpoll    the poller itself for the common statement;  no goroutine
+//	           a pooled goroutine (taskPool) for the rest
+//	net, tls   the session's own goroutine                  one goroutine
 //
-// netpoll mapping:
+// netpoll: the statement path on the poller (poller.go). obgate sets no
+// OnRequest: internal/npbound hooks every read of the session's client
+// and server connections, and the poller, after netpoll published the
+// bytes, calls the session:
 //
-//	netpoll callback   session method     may run concurrently with
-//	OnRequest          onRequest          KILL / shutdown (requestClose)
-//	OnDisconnect       onClientGone       onRequest (closes sockets only)
-//	CloseCallback      onNetpollClose     requestClose; never onRequest
+//	event (on the poller)   session method  what it may do
+//	client bytes arrived    onClientInput   idle session: serve the
+//	                                        buffered command when the fast
+//	                                        path takes it (pollable), else
+//	                                        hand it to a goroutine
+//	server bytes arrived    onServerInput   relay what came of the answer
+//	                                        the command awaits (stepPolled);
+//	                                        at its end the bookkeeping, then
+//	                                        the next buffered command
+//	client hang-up          onClientGone    close the server socket, kick
+//	                                        an awaiting command; an idle
+//	                                        session is closed off the poller
+//	server hang-up          disconnected    kick an awaiting command
+//	client close callback   onNetpollClose  teardown, unless a command has
+//	                                        an owner (it tears down at its
+//	                                        end); any goroutine
 //
-// netpoll serialises OnRequest calls of one connection and runs the close
-// callbacks only when no OnRequest is running. onRequest serves the
-// commands that arrive one after another (after a busy client's command it
-// waits up to a millisecond for the next request, then returns; netpoll
-// calls it again when more input arrives) and is the only writer of the
-// client connection, so there is never more than one writer per
-// connection and never a write after the buffers are freed.
+// Rules on the poller: nothing waits. Requests and answers are written
+// straight to the sockets (writeNow) as far as the kernel takes them at
+// once; answers are relayed from the server connection's input buffer
+// without a copy of obgate's own. Whatever would wait — a dial, a login, a
+// round trip before the statement, a resend, an ERR reply, a write the
+// kernel did not take whole, an upload, a broken connection, the end of
+// the session — goes to a pooled goroutine (handOff) that runs the same
+// straight-line code as the net transport from where the poller stopped,
+// then serves the following commands until the client is quiet. One
+// owner at a time: whoever moved the session from StateIdle to
+// StateCommand runs the command and is the only reader and writer of its
+// client connection and the only one that closes it; a command awaiting
+// its answer on the poller is run by whoever wins poll's
+// compare-and-swap (the poller's next server read, or a kick). Other
+// goroutines shut sockets down (breakTransport) and never close the
+// client connection while a command has an owner, as netpoll frees a
+// connection's buffers at Close.
+//
+// When netpoll's internals are not the ones npbound knows, sessions fall
+// back to netpoll's OnRequest on a pooled goroutine (onRequest; netpoll
+// serialises it with the close callbacks) and server connections stay on
+// net.
 //
 // Server connections follow their client's transport. With netpoll they
 // join the same pollers (npServerConn): the poller reads a server's answer
-// and wakes the command waiting for it, which relays it from the
-// connection's buffer (respWindow); the server's hang-up event marks an
-// idle server session gone. netpoll reads without limit, so obgate bounds
-// every netpoll connection's input from outside (internal/npbound): the poller
-// stops reading a connection whose backlog reached its high-water mark,
-// and the consumer lets it read again below the low-water mark, so a slow
-// client slows its server through TCP and a pipelining client is not read
-// ahead of its session. With net, server connections are plain net.Conns
-// read in bounded chunks by the goroutine running the command, only while
-// it can write to the client.
+// into the connection's buffer, which the relay views (respWindow); a
+// goroutine waiting for it is woken by netpoll, the poller's own relay
+// step is called by the read hook. netpoll reads without limit, so obgate
+// bounds every netpoll connection's input from outside (internal/npbound):
+// the poller stops reading a connection whose backlog reached its
+// high-water mark, and the consumer lets it read again below the low-water
+// mark, so a slow client slows its server through TCP and a pipelining
+// client is not read ahead of its session. With net, server connections
+// are plain net.Conns read in bounded chunks by the goroutine running the
+// command, only while it can write to the client.
 //
 // # Closing
 //
 // Other goroutines never touch a session's connections directly: they call
 // requestClose, which either moves an idle session to StateClosing (by
 // compare-and-swap, so a command cannot start on it) and closes the client
-// connection, or asks the running command's owner to finish it. The owner
-// (netpoll's close callback, the net loop, or the login goroutine) runs
-// teardown exactly once.
+// connection, or asks the running command's owner to finish it (breaking
+// its sockets for closeNow). The owner (the close callback of an idle
+// netpoll session, the command's owner at its end, the net loop, or the
+// login goroutine) runs teardown exactly once.
 //
 // # Faults
 //
 // Nothing a session does takes the process down. Every goroutine entry
-// above (login, net loop, netpoll's OnRequest, close and disconnect
-// callbacks) recovers a panic, and a command runs inside
+// above (login, net loop, the poller's read hooks, the goroutines the
+// poller hands commands to, netpoll's close and disconnect callbacks)
+// recovers a panic, and a command runs inside
 // serveCommandContained, so a bug costs its session only: the client gets
 // ERR 1105, the session is torn down by its owner as after any fatal
 // error, and obgate_panic_total{where} counts it (recover.go). Serve never

@@ -10,10 +10,7 @@ const PeekIdleAfter = peekIdleAfter
 // because their input backlog reached its bound.
 func ReadBoundPauses() uint64 { return npbound.Pauses() }
 
-// NetpollRequestCalls counts the times netpoll called a session's
-// OnRequest.
-func NetpollRequestCalls() uint64 { return netpollRequestCalls.Load() }
-
-// NetpollLingerTimeouts counts the waits for a busy client's next request
-// that ended without one.
-func NetpollLingerTimeouts() uint64 { return netpollLingerTimeouts.Load() }
+// PolledFinished counts the commands that started and ended on the
+// poller; PollerHandOffs the commands the poller gave to a goroutine.
+func PolledFinished() uint64 { return polledFinished.Load() }
+func PollerHandOffs() uint64 { return pollerHandOffs.Load() }

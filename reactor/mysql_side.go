@@ -39,6 +39,20 @@ func (m *mysqlSide) commandDone() {
 	}
 }
 
+// pollable: the one server session is open, on netpoll, in plain MySQL
+// framing.
+func (m *mysqlSide) pollable() bool {
+	be := m.s.backend
+	if be == nil || be.serverLost() || be.ob20 != nil || be.comp != nil {
+		return false
+	}
+	np, ok := be.conn.(*npServerConn)
+	if ok {
+		np.watchInput(m.s)
+	}
+	return ok
+}
+
 // rewritesAnswers: answers are relayed as they are.
 func (m *mysqlSide) rewritesAnswers() bool { return false }
 
@@ -91,6 +105,9 @@ func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 	if !s.backend.serverLost() {
 		return s.backend, nil
 	}
+	if s.polled {
+		return nil, errNotFast // moving takes a login
+	}
 	if s.backend.peerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
 		// The server closed the connection and still greets: it closed
 		// it on purpose (wait_timeout, KILL); the session ends with it.
@@ -110,6 +127,9 @@ func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 func (m *mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
 	be, err := m.serverFor(needAny)
 	if err == nil && ps.home != nil && ps.home != be {
+		if m.s.polled {
+			return nil, errNotFast
+		}
 		ps.home = nil
 		return nil, errStatementHomeLost
 	}

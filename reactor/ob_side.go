@@ -38,6 +38,9 @@ func (o *obSession) commandDone() {}
 // rewritesAnswers: OK packets are rewritten and OB 2.0 unframed.
 func (o *obSession) rewritesAnswers() bool { return true }
 
+// pollable: not yet; OceanBase mode serves its statements on a goroutine.
+func (o *obSession) pollable() bool { return false }
+
 func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
 
 // txnBroke: a held BEGIN goes with the transaction.

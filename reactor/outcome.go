@@ -36,10 +36,17 @@ type outcome struct {
 // relay streams the answer to cmd (relayResponse), says how far it got
 // and what failed, and tells the server's health entry.
 func (st *statement) relay(cmd mysqlproto.Command) outcome {
+	st.relayBegin(cmd)
+	written, err := st.runRelay(true)
+	return st.relayEnd(written, err)
+}
+
+// relayEnd closes the relay relayBegin opened, which ended with written
+// bytes to the client and err, and judges its outcome.
+func (st *statement) relayEnd(written int64, err error) outcome {
 	s := st.s
-	be := s.backend
-	be.health.Begin()
-	written, err := st.relayResponse(cmd)
+	be := st.rr.be
+	st.rr.close()
 	be.health.End()
 	o := outcome{written: written, err: err, stage: stageAnswered}
 	switch {

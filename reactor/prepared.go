@@ -157,8 +157,11 @@ func (st *statement) notePrepared(pkt []byte) {
 // on the server session that holds the statement's long data or cursor,
 // else (outside a transaction) where it is prepared, else anywhere after
 // preparing it again; the statement id is rewritten to the server's.
-func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) error {
+func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) (err error) {
 	s := st.s
+	if s.polled && (len(body) < 4 || s.stmts.byID[binary.LittleEndian.Uint32(body)] == nil) {
+		return errNotFast // answered with an ERR, off the poller
+	}
 	if len(body) < 4 {
 		if err := s.skipPacket(n); err != nil {
 			return err
@@ -185,10 +188,17 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	}
 	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
+		if s.polled {
+			return errNotFast
+		}
 		return st.refuse(n, err)
 	}
 	st.patchID, st.patchOn = sid, true
-	defer func() { st.patchOn, st.retryPS = false, nil }()
+	defer func() {
+		if err != errAwaiting { // finishAwaited does this then
+			st.patchOn, st.retryPS = false, nil
+		}
+	}()
 	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
 		st.retryPS, st.retryPSID = ps, id
 	}
@@ -205,14 +215,29 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 				st.retryPS, st.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
+				if s.polled {
+					return errNotFast
+				}
 				return st.executeWithTypes(n, ps, be, boundAt, start)
 			}
 		}
 	}
 	err = st.forward(cmd, n, ps.kind, start)
+	if err == errAwaiting {
+		st.then.ps, st.then.psServer = ps, be
+		return err
+	}
 	if err != nil {
 		return err
 	}
+	st.ranStatement(cmd, ps, be)
+	return nil
+}
+
+// ranStatement notes where ps's long data or cursor is after cmd ran on
+// be.
+func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *serverConn) {
+	s := st.s
 	switch cmd {
 	case mysqlproto.ComStmtSendLongData:
 		ps.home = be
@@ -224,7 +249,6 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	case mysqlproto.ComStmtReset:
 		ps.home = nil
 	}
-	return nil
 }
 
 // preparedServer picks the server session for a prepared statement and
@@ -244,6 +268,9 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 		sid, bound, ok := be.stmtGet(id)
 		if ok {
 			return be, sid, bound, nil
+		}
+		if s.polled {
+			return nil, 0, false, errNotFast // preparing takes a round trip
 		}
 		sid, err = st.prepareOn(be, ps)
 		if err == nil {

@@ -30,12 +30,13 @@ const (
 	panicAccept                             // the accept loop (Serve)
 	panicSweeper                            // the idle sweeper (sweepLoop)
 	panicServerWatch                        // the server watch's epoll loop
+	panicPoller                             // the statement path on the poller (poller.go)
 	numPanicSites
 )
 
 var panicSiteNames = [numPanicSites]string{"login", "command", "net_loop",
 	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept",
-	"idle_sweeper", "server_watch"}
+	"idle_sweeper", "server_watch", "poller"}
 
 func (p panicSite) String() string {
 	if p < numPanicSites {
@@ -99,14 +100,20 @@ func (srv *Server) guarded(site panicSite, sessID uint32, f func()) {
 // goroutine and turns a panic in it into an error that ends the session:
 // afterCommand then sends the client ERR 1105 and closes the connection,
 // and the transport tears the session down as after any other fatal error.
-func (s *Session) serveCommandContained() (err error) {
+func (s *Session) serveCommandContained() error {
+	return s.containCommand(s.serveCommand)
+}
+
+// containCommand runs f, a command's work, so that a panic in it ends the
+// session with ERR 1105 rather than the process.
+func (s *Session) containCommand(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.srv.caughtPanic(panicCommand, s.id, v)
 			err = quitWith(QuitPanic, errors.New(fmt.Sprint(v)), internalError())
 		}
 	}()
-	return s.serveCommand()
+	return f()
 }
 
 // containPanic is deferred at a goroutine entry that runs session s's code

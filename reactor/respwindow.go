@@ -77,6 +77,18 @@ func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 	return w.view(n), nil
 }
 
+// ready reports whether fill(be, want) would return without waiting;
+// when it would wait, the read bound is told (so that the connection is
+// read on). Views only.
+func (w *respWindow) ready(want int) bool {
+	n := max(want, w.end+1)
+	if w.in.Len() >= n {
+		return true
+	}
+	w.np.rb.BeforeWait(n)
+	return w.in.Len() >= n
+}
+
 // view points buf at the buffered answer, at least n bytes and, as far as
 // buffered, up to maxView; it returns how many bytes it added.
 func (w *respWindow) view(n int) int {

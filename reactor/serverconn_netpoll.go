@@ -35,6 +35,11 @@ type npServerConn struct {
 	// Close, npClosed by whoever closes the netpoll connection.
 	busy   atomic.Int32
 	onGone atomic.Pointer[func()]
+	// session is the client session whose commands may await this
+	// connection's answers on the poller (set by watchInput): it is told
+	// of every read (onServerInput) and of the connection's end
+	// (kickPolled).
+	session atomic.Pointer[Session]
 }
 
 const (
@@ -96,8 +101,55 @@ func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
 func (c *npServerConn) setOnGone(f func()) { c.onGone.Store(&f) }
 
 func (c *npServerConn) disconnected(context.Context, netpoll.Connection) {
+	if s := c.session.Load(); s != nil {
+		s.kickPolled()
+	}
 	if f := c.onGone.Load(); f != nil {
 		(*f)()
+	}
+}
+
+// watchInput has the poller tell s of every read of the connection, once.
+func (c *npServerConn) watchInput(s *Session) {
+	if c.session.Load() == s {
+		return
+	}
+	c.session.Store(s)
+	c.rb.SetOnInput(c.inputArrived)
+}
+
+func (c *npServerConn) inputArrived() {
+	if s := c.session.Load(); s != nil {
+		s.onServerInput()
+	}
+}
+
+// tryWrite writes p straight to the socket without waiting and returns
+// how much the kernel took. The caller is the connection's only writer and
+// netpoll's output buffer is empty (every other write waits until it
+// drained), so nothing is reordered.
+func (c *npServerConn) tryWrite(p []byte) (int, error) {
+	if !c.enter() {
+		return 0, net.ErrClosed
+	}
+	defer c.exit()
+	return writeNow(c.fd, p)
+}
+
+// writeNow writes p to the non-blocking socket fd as far as the kernel
+// takes it now.
+func writeNow(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		}
+		return 0, err
 	}
 }
 
@@ -115,9 +167,15 @@ func (c *npServerConn) exit() {
 	}
 }
 
-// closeNetpoll closes the netpoll connection once.
+// closeNetpoll closes the netpoll connection once; from inside the
+// connection's own read hook (on the poller, where netpoll's Close would
+// wait for the hook to end) a pooled goroutine closes it.
 func (c *npServerConn) closeNetpoll() {
 	if c.busy.CompareAndSwap(npClosing, npClosing|npClosed) {
+		if c.rb.InInput() {
+			npTasks.run(nil, func() { _ = c.Connection.Close() })
+			return
+		}
 		_ = c.Connection.Close()
 	}
 }
@@ -194,6 +252,9 @@ func (c *npServerConn) Close() error {
 				c.closeNetpoll()
 			} else {
 				_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+			}
+			if s := c.session.Load(); s != nil {
+				s.kickPolled()
 			}
 			return nil
 		}

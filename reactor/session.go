@@ -55,8 +55,9 @@ type Session struct {
 	backend       *serverConn
 	sharedBackend atomic.Pointer[serverConn]
 
-	published // shared, under its mu: what SHOW PROXYSESSION and KILL read
-	activity  // shared counters
+	published   // shared, under its mu: what SHOW PROXYSESSION and KILL read
+	activity    // shared counters
+	pollerState // the statement path on the poller (poller.go)
 }
 
 // lifecycle is a session's place on the close ladder (teardown,
@@ -251,6 +252,20 @@ func (s *Session) requestClose(level uint32) {
 func (s *Session) interrupt() {
 	if be := s.sharedBackend.Load(); be != nil {
 		be.close()
+	}
+	s.breakTransport()
+}
+
+// breakTransport makes the owner's use of the client connection fail. A
+// session the poller drives has its socket shut down (netpoll frees a
+// connection's buffers at Close, which only the owner may call) and a
+// command awaiting its answer on the poller moved to a goroutine; other
+// transports are closed. Any goroutine.
+func (s *Session) breakTransport() {
+	if s.hooked {
+		s.clientNP.shutdown()
+		s.kickPolled()
+		return
 	}
 	s.closeTransport()
 }

@@ -31,6 +31,10 @@ type serverSide interface {
 	noteState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool)
 	// commandDone runs when a command ended (afterCommand).
 	commandDone()
+	// pollable reports whether the next statement's server session is
+	// ready for the poller: open, in step, a plain netpoll connection,
+	// nothing to do on it before the statement (poller.go).
+	pollable() bool
 	// rewritesAnswers reports whether answers are rewritten in place on
 	// their way to the client (the relay then reads them into a chunk
 	// instead of viewing the server connection's buffer).

@@ -55,6 +55,11 @@ type statement struct {
 	// killFailed says the server refused the KILL obgate sent for the
 	// client.
 	killFailed bool
+	// rr is the relay of the answer in progress (relay.go); then is what
+	// the statement needs to go on after it stopped on the poller
+	// (poller.go).
+	rr   responseRelay
+	then answerWait
 }
 
 // next is the statement value of the next command: empty, but for the

@@ -10,7 +10,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/netpoll"
@@ -85,9 +84,14 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	_ = tc.Close()
 	_ = conn.SetReadTimeout(clientReadTimeout)
 	_ = conn.SetWriteTimeout(clientWriteTimeout)
-	s.client = &netpollClientIO{conn: conn, rb: rb}
+	nc := &netpollClientIO{conn: conn, rb: rb}
+	s.client = nc
 	s.wrapClientOB20(s.id)
-	s.clientCloser.Store(&closerRef{conn})
+	if rb != nil {
+		s.clientCloser.Store(&closerRef{&pollerSafeCloser{conn, rb}})
+	} else {
+		s.clientCloser.Store(&closerRef{conn})
+	}
 	s.transportName.Store(s.client.Transport())
 	_ = conn.AddCloseCallback(s.onNetpollClose)
 	if d, ok := conn.(interface {
@@ -95,8 +99,24 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	}); ok {
 		_ = d.SetOnDisconnect(s.onClientGone)
 	}
+	if rb != nil {
+		// The poller drives the session (poller.go).
+		s.hooked, s.clientNP, s.resumeFn = true, nc, s.resumeOffPoller
+		rb.SetOnInput(s.onClientInput)
+	}
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
+		return nil
+	}
+	if s.hooked {
+		s.checkServerAfterLogin()
+		if !conn.IsActive() { // hung up before OnDisconnect was set
+			if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+				_ = conn.Close()
+			}
+			return nil
+		}
+		s.onClientInput() // what came before the hook was set
 		return nil
 	}
 	_ = conn.SetOnRequest(s.onRequest)
@@ -108,25 +128,14 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 	return nil
 }
 
-// onRequest is netpoll's OnRequest: it serves commands while they come,
-// one after another, and returns when the client goes quiet (or the
-// session ends). netpoll never runs it concurrently with itself or with
-// the close callbacks of the same connection, and calls it again when
-// input arrives after it returned.
-//
-// A busy client, one whose request came within requestLinger of its
-// previous answer, probably sends the next one as soon: after each of its
-// commands onRequest waits up to requestLinger for the next request
-// rather than returning at once, so its commands stay on one pooled
-// goroutine, woken by the poller, and netpoll need not start a task (a
-// closure allocated per call) and hand it to the pool per statement. A
-// client with longer pauses is not waited for, as the wait would only end
-// in a timer firing. The session is idle while it waits, so a KILL or a
-// shutdown closes it as any idle one.
+// onRequest is netpoll's OnRequest, for sessions the poller cannot drive
+// (netpoll's layout is not the one internal/npbound knows): it serves the
+// buffered commands one after another and returns when none is left (or
+// the session ends). netpoll never runs it concurrently with itself or
+// with the close callbacks of the same connection, and calls it again
+// when input arrives after it returned.
 func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 	defer s.containPanic(panicNetpollRequest)
-	netpollRequestCalls.Add(1)
-	busy := time.Now().UnixNano()-s.lastActive.Load() < int64(requestLinger)
 	for {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return conn.Close()
@@ -134,45 +143,10 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 		if !s.afterCommand(s.serveCommandContained()) {
 			return conn.Close()
 		}
-		switch {
-		case s.client.Buffered() > 0:
-		case !busy || !s.awaitNextRequest(conn):
+		if s.client.Buffered() == 0 {
 			return nil
 		}
 	}
-}
-
-// netpollRequestCalls counts onRequest calls, and netpollLingerTimeouts
-// the waits for a next request that ended with none (tests compare them
-// with the statements served).
-var netpollRequestCalls, netpollLingerTimeouts atomic.Uint64
-
-// requestLinger is how long onRequest waits for a busy client's next
-// command before it gives its goroutine back: longer than a busy client
-// takes to send its next statement, short enough that an idle connection
-// soon holds no goroutine.
-const requestLinger = time.Millisecond
-
-// awaitNextRequest reports whether the next request began to arrive
-// within requestLinger. It waits through the session's netpoll transport
-// (under an OB 2.0 layer, the raw one), so the read bound sees the wait.
-func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
-	nc, ok := s.client.(*netpollClientIO)
-	if oc, isOB := s.client.(*ob20ClientIO); isOB {
-		nc, ok = oc.raw.(*netpollClientIO)
-	}
-	if !ok || !conn.IsActive() {
-		return false
-	}
-	_ = conn.SetReadTimeout(requestLinger)
-	_, err := nc.Peek(1)
-	_ = conn.SetReadTimeout(clientReadTimeout)
-	nc.Release() // nothing was consumed; ends the wait for the read bound
-	if err != nil {
-		netpollLingerTimeouts.Add(1)
-		return false
-	}
-	return true
 }
 
 // onClientGone is netpoll's OnDisconnect: the client hung up. A command
@@ -181,9 +155,19 @@ func (s *Session) awaitNextRequest(conn netpoll.Connection) bool {
 // closes a socket.
 func (s *Session) onClientGone(context.Context, netpoll.Connection) {
 	defer s.containPanic(panicNetpollDisconnect)
-	if s.State() == StateCommand {
+	switch s.State() {
+	case StateCommand:
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
+		}
+		if s.hooked {
+			s.kickPolled()
+		}
+	case StateIdle:
+		// netpoll leaves closing a connection without OnRequest to its
+		// user; the session ends off the poller.
+		if s.hooked && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+			npTasks.run(nil, s.closeTransport)
 		}
 	}
 }
@@ -192,6 +176,15 @@ func (s *Session) onClientGone(context.Context, netpoll.Connection) {
 // side, never while onRequest runs.
 func (s *Session) onNetpollClose(netpoll.Connection) error {
 	defer s.containPanic(panicNetpollClose)
+	if s.hooked && s.State() == StateCommand {
+		// A command has an owner, which tears the session down when it
+		// ends (afterCommand sees clientClosed).
+		s.clientClosed.Store(true)
+		if s.State() == StateCommand {
+			s.kickPolled()
+			return nil
+		}
+	}
 	s.teardown()
 	return nil
 }
@@ -213,23 +206,32 @@ func (s *Session) afterCommand(err error) bool {
 			_ = s.writeError(se.reply)
 		}
 		s.logQuit(err)
-		s.state.Store(int32(StateClosing))
-		s.closeTransport()
+		s.endTransport()
 		return false
 	}
-	if s.shouldClose() || s.side.closedIdle() {
-		s.state.Store(int32(StateClosing))
-		s.closeTransport()
+	if s.closeDue() {
+		s.endTransport()
 		return false
 	}
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if (s.shouldClose() || s.side.closedIdle()) && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-		s.closeTransport()
+	if s.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		s.endTransport()
 		return false
 	}
 	return true
+}
+
+// endTransport closes the client connection at the end of the owner's
+// command; teardown follows from its close callback, or here when that
+// ran already while the command had its owner.
+func (s *Session) endTransport() {
+	s.state.Store(int32(StateClosing))
+	s.closeTransport()
+	if s.clientClosed.Load() {
+		s.teardown()
+	}
 }
 
 // shouldClose reports whether a requested close applies now.

@@ -44,6 +44,11 @@ type Bound struct {
 
 	mu   sync.Mutex
 	dead bool // under mu: the connection is closing
+
+	// onInput runs on the poller after each read (SetOnInput); inInput
+	// is set while it runs.
+	onInput atomic.Pointer[func()]
+	inInput atomic.Bool
 }
 
 // New installs a bound on conn, a connection netpoll registered
@@ -72,8 +77,24 @@ func (rb *Bound) inputAck(n int) error {
 	if !rb.paused.Load() && rb.in.Len() >= rb.high {
 		rb.pause()
 	}
+	if f := rb.onInput.Load(); f != nil && n > 0 {
+		rb.inInput.Store(true)
+		defer rb.inInput.Store(false)
+		(*f)()
+	}
 	return err
 }
+
+// InInput reports whether the poller is running the connection's onInput
+// now. netpoll cannot close a connection from inside its own event: Close
+// there waits for the event to end, forever. Any goroutine.
+func (rb *Bound) InInput() bool { return rb.inInput.Load() }
+
+// SetOnInput sets what runs on the poller goroutine after each read into
+// the connection, once netpoll published the bytes (and woke a reader
+// waiting for them). f must not block: every connection of the poller
+// waits for it. Any goroutine; it applies from the next read.
+func (rb *Bound) SetOnInput(f func()) { rb.onInput.Store(&f) }
 
 func (rb *Bound) pause() {
 	rb.mu.Lock()

@@ -156,3 +156,38 @@ func dupFD(t *testing.T, c *net.TCPConn) int {
 	}
 	return fd
 }
+
+// TestOnInputRunsAfterEachRead: the function set with SetOnInput runs on
+// the poller after netpoll published the bytes of a read, so it sees
+// them buffered.
+func TestOnInputRunsAfterEachRead(t *testing.T) {
+	conn, peer := pair(t)
+	defer unix.Close(peer)
+	defer conn.Close()
+	rb, err := New(conn, 1<<20, 256<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan int, 16)
+	rb.SetOnInput(func() { seen <- conn.Reader().Len() })
+	for i, msg := range []string{"one", "three"} {
+		if _, err := unix.Write(peer, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-seen:
+			if want := len(msg); i == 0 && n != want {
+				t.Fatalf("after the first read %d bytes buffered, want %d", n, want)
+			}
+			if n == 0 {
+				t.Fatal("onInput ran before the bytes were published")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("onInput did not run after write %d", i)
+		}
+		if _, err := conn.Reader().Next(conn.Reader().Len()); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Reader().Release()
+	}
+}

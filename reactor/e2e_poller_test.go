@@ -1,0 +1,132 @@
+package reactor_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"obgate/internal/testkit"
+	"obgate/mysqlproto"
+	"obgate/reactor"
+)
+
+// TestE2EPollerServesStatements: with netpoll, the common statements of
+// mysql routing mode (text queries and executes of prepared statements,
+// as go-sql-driver sends them) start and end on the poller, with the
+// answers the server gave; a prepare does not.
+func TestE2EPollerServesStatements(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	db := rootDB(t, p)
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stmt, err := conn.PrepareContext(ctx, "SELECT ? + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	const count = 200
+	before, handOffs := reactor.PolledFinished(), reactor.PollerHandOffs()
+	for i := range count {
+		var got int
+		if err := stmt.QueryRowContext(ctx, i).Scan(&got); err != nil || got != i+1 {
+			t.Fatalf("execute %d: %d %v, want %d", i, got, err, i+1)
+		}
+		var text string
+		if err := conn.QueryRowContext(ctx, "SELECT CONCAT('row ', "+itoa(int64(i))+")").Scan(&text); err != nil || text != "row "+itoa(int64(i)) {
+			t.Fatalf("query %d: %q %v", i, text, err)
+		}
+	}
+	if n := reactor.PolledFinished() - before; n < 2*count {
+		t.Errorf("%d of %d statements ended on the poller", n, 2*count)
+	}
+	if n := reactor.PollerHandOffs() - handOffs; n != 0 {
+		t.Errorf("%d statements were handed to a goroutine", n)
+	}
+
+	// A statement obgate answers itself goes off the poller and the
+	// session comes back to it.
+	before = reactor.PolledFinished()
+	if _, err := conn.ExecContext(ctx, "SHOW PROXYSESSION"); err != nil {
+		t.Fatalf("SHOW PROXYSESSION: %v", err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(new(int)); err != nil {
+		t.Fatal(err)
+	}
+	if n := reactor.PolledFinished() - before; n != 1 {
+		t.Errorf("after an internal command, %d statements ended on the poller, want 1", n)
+	}
+}
+
+// TestE2EPollerSlowClient: an answer larger than the client's socket
+// takes at once, to a client that stops reading for a while, goes on off
+// the poller and arrives whole; the session then serves on.
+func TestE2EPollerSlowClient(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	c := loginRaw(t, p, "root", "")
+	const size = 8 << 20
+	handOffs := reactor.PollerHandOffs()
+	if err := c.WritePacket(0, append([]byte{byte(mysqlproto.ComQuery)}, "SELECT REPEAT('x', 8388608) AS big"...)); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, hangLimit, func() bool { return reactor.PollerHandOffs() > handOffs },
+		"the answer was never handed off the poller")
+	res, err := c.ReadResponse(hangLimit)
+	if err != nil {
+		t.Fatalf("reading the big answer: %v", err)
+	}
+	var row []byte
+	for _, pkt := range res {
+		if len(pkt) > size {
+			row = pkt
+		}
+	}
+	if row == nil || strings.Count(string(row), "x") != size {
+		t.Fatalf("the big answer came back wrong (%d packets)", len(res))
+	}
+	if err := c.WritePacket(0, append([]byte{byte(mysqlproto.ComQuery)}, "DO 1"...)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.ReadResponse(hangLimit); err != nil || len(res) != 1 || res[0][0] != mysqlproto.OKHeader {
+		t.Fatalf("after the big answer: %q %v", res, err)
+	}
+}
+
+// TestE2EPollerClientGoneWhileAwaiting: a client that hangs up while its
+// statement awaits the server's answer on the poller is torn down at once,
+// its server session with it; a session killed while awaiting gets no
+// answer and ends.
+func TestE2EPollerClientGoneWhileAwaiting(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	direct := directDB(t)
+	c := dialClient(t, p, "root", "")
+	sess, _ := p.Server.Session(c.ConnectionID())
+	serverID := sess.Info().ServerID
+	_ = startSleep(t, p, direct, c, 30)
+	_ = c.Conn().Close()
+	waitNoClients(t, p)
+	testkit.Eventually(t, hangLimit, func() bool {
+		var n int
+		err := direct.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", serverID).Scan(&n)
+		return err == nil && n == 0
+	}, "MariaDB thread %d outlived its client", serverID)
+
+	victim := dialClient(t, p, "root", "")
+	killer := dialClient(t, p, "root", "")
+	done := startSleep(t, p, direct, victim, 30)
+	if _, err := killer.Exec("KILL CONNECTION " + itoa(int64(victim.ConnectionID()))); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitResult(t, done); r.err == nil {
+		t.Errorf("the killed session's SLEEP returned %q, want an error", r.res.String(0, "SLEEP(30)"))
+	}
+	_ = killer.Close()
+	waitNoClients(t, p)
+}

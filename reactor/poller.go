@@ -1,0 +1,395 @@
+package reactor
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// The statement path on the poller.
+//
+// A session on netpoll whose connections' reads can be hooked
+// (internal/npbound) is driven by the poller itself: after each read of
+// the client connection the poller looks at the buffered command
+// (onClientInput), and when it is one the fast path takes (pollable: a
+// whole COM_QUERY or COM_STMT_EXECUTE of at most classifyLen bytes, its
+// server session open, in step and on netpoll, nothing that needs a round
+// trip first) it runs serveCommand right there: the route comes from
+// cached state, the request goes straight to the server's socket, and the
+// command stops, awaiting its answer (pollAwaiting), without a goroutine.
+// After each read of the server connection the poller relays what arrived
+// (onServerInput → stepPolled → runRelay without waiting), writing it
+// straight to the client's socket, and once the answer is whole it does
+// the after-response bookkeeping and ends the command there too.
+//
+// Whatever may wait goes to a pooled goroutine (handOff), which runs the
+// same straight-line code as the net transport from where the poller
+// stopped (resume): a command the fast path does not take (before it
+// changed anything), the rest of a request or an answer the kernel did
+// not take at once, an upload, a failed server connection, a resend, an
+// ERR reply, the end of the session. The goroutine then serves the
+// commands that follow until the client is quiet, and gives the session
+// back.
+//
+// Who owns the session's statement: the one that moved it from StateIdle
+// to StateCommand (the poller or a goroutine), until it stores StateIdle
+// again; while a command awaits its answer on the poller nobody runs it,
+// and poll says who may: the poller's server-input step or a kick
+// (kickPolled: a connection of the session was closed or hung up), by
+// compare-and-swap from pollAwaiting. Nobody but the owner closes the
+// client connection while a command runs: other goroutines shut its
+// socket down (breakTransport), which fails the owner's I/O or kicks the
+// awaiting command, and the owner closes.
+
+// pollStage says who may run a command that stopped on the poller.
+const (
+	pollNone     int32 = iota // no command awaits on the poller
+	pollAwaiting              // a command awaits its answer; nobody runs it
+	pollRunning               // the poller relays its answer now
+)
+
+// resumeStep is where a goroutine takes a command over from the poller.
+type resumeStep uint8
+
+const (
+	resumeCommand resumeStep = iota // serve the command from the start
+	resumeSend                      // send the rest of the request, then answer
+	resumeRelay                     // relay the rest of the answer
+	resumeOutcome                   // act on the relay's outcome (then.o)
+	resumeEnd                       // end the command with then.err
+)
+
+// pollerState is a session's share of the poller path. hooked, clientNP
+// and resumeFn are set once when the session joins netpoll; the rest
+// belongs to the command's owner but for poll, kicked and clientClosed,
+// which any goroutine may touch.
+type pollerState struct {
+	hooked   bool             // the poller drives the session (no netpoll OnRequest)
+	clientNP *netpollClientIO // the client transport, for direct writes
+	resumeFn func()           // resumeOffPoller as a value made once
+	polled   bool             // the command in progress runs on the poller (owner)
+	poll     atomic.Int32     // a pollStage
+	kicked   atomic.Bool      // the command awaiting on the poller must go off it
+	// clientClosed says the client connection's close callback ran while
+	// a command had an owner, which then tears the session down.
+	clientClosed atomic.Bool
+}
+
+// answerWait is what a command that stopped on the poller needs to go on:
+// how its answer is accounted for, the rest of its request, the
+// prepared statement an execute ran, an outcome or error to act on.
+type answerWait struct {
+	resume resumeStep
+	cmd    mysqlproto.Command
+	kind   route.StmtKind
+	start  time.Time
+	after  bool
+	// unsent is the part of the request the server's socket did not take
+	// (partial: some of it went out).
+	unsent  []byte
+	partial bool
+	// ps and psServer are the prepared statement of an execute and its
+	// server session (ranStatement).
+	ps       *prepared
+	psServer *serverConn
+	o        outcome
+	err      error
+}
+
+// Counters of the poller path (tests and metrics read them).
+var (
+	polledCommands  atomic.Uint64 // commands that started on the poller
+	polledFinished  atomic.Uint64 // ... and ended there
+	pollerHandOffs  atomic.Uint64 // commands handed to a goroutine
+	pollerSlowStart atomic.Uint64 // ... of which before anything ran (resumeCommand)
+)
+
+// onClientInput runs on the poller after each read of the client
+// connection.
+func (s *Session) onClientInput() {
+	defer s.containPanic(panicPoller)
+	if s.State() == StateIdle {
+		s.servePolled()
+	}
+}
+
+// onServerInput runs on the poller after each read of one of the
+// session's server connections.
+func (s *Session) onServerInput() {
+	defer s.containPanic(panicPoller)
+	if s.poll.Load() == pollAwaiting && s.stepPolled() {
+		s.servePolled()
+	}
+}
+
+// servePolled serves the buffered commands of an idle session on the
+// poller, as long as the fast path takes them and they end there. It
+// looks at the raw connection's backlog (atomic) before it owns the
+// session; what an OB 2.0 layer holds is looked at by its owner
+// (serveOffPoller).
+func (s *Session) servePolled() {
+	for s.clientNP.Buffered() > 0 {
+		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+			return
+		}
+		switch s.pollable() {
+		case pollWait:
+			if s.closeDue() {
+				s.handOffEnd(nil) // the goroutine's afterCommand closes it
+				return
+			}
+			s.state.Store(int32(StateIdle))
+			// A close requested meanwhile saw StateCommand and left it to
+			// the owner.
+			if s.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+				s.handOffEnd(nil)
+			}
+			return
+		case pollSlow:
+			pollerSlowStart.Add(1)
+			s.handOff(resumeCommand)
+			return
+		}
+		s.kicked.Store(false)
+		s.polled = true
+		polledCommands.Add(1)
+		err := s.serveCommandContained()
+		s.polled = false
+		switch err {
+		case errNotFast:
+			s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
+			pollerSlowStart.Add(1)
+			s.handOff(resumeCommand)
+			return
+		case errAwaiting:
+			if s.st.then.unsent != nil {
+				s.handOff(resumeSend)
+				return
+			}
+			s.poll.Store(pollAwaiting)
+			if !s.stepPolled() {
+				return
+			}
+		default:
+			s.handOffEnd(err)
+			return
+		}
+	}
+}
+
+// closeDue reports whether the session must close once its command
+// ended: a close was asked for, its server session is gone for good, or
+// the client hung up or closed while the command ran (netpoll closes a
+// connection without OnRequest only when asked to).
+func (s *Session) closeDue() bool {
+	return s.shouldClose() || s.side.closedIdle() || s.clientClosed.Load() ||
+		(s.hooked && !s.clientNP.conn.IsActive())
+}
+
+// pollResult says what the poller does with the buffered command.
+type pollResult uint8
+
+const (
+	pollGo   pollResult = iota // serve it on the poller
+	pollWait                   // the rest of its packet is not here yet
+	pollSlow                   // serve it on a goroutine
+)
+
+// pollable decides where the buffered command is served, reading only
+// what is buffered. The owner calls it.
+func (s *Session) pollable() pollResult {
+	c := s.clientNP
+	buffered := c.Buffered()
+	if buffered < mysqlproto.HeaderLen {
+		return pollWait
+	}
+	hdr, err := c.Peek(mysqlproto.HeaderLen)
+	if err != nil {
+		return pollSlow
+	}
+	n, seq := mysqlproto.ParseHeader(hdr)
+	if seq != 0 || n == 0 || n > classifyLen {
+		return pollSlow // errors and long packets are answered off the poller
+	}
+	if buffered < mysqlproto.HeaderLen+n {
+		return pollWait
+	}
+	if hdr, err = c.Peek(mysqlproto.HeaderLen + 1); err != nil {
+		return pollSlow
+	}
+	switch mysqlproto.Command(hdr[mysqlproto.HeaderLen]) {
+	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
+	default:
+		return pollSlow
+	}
+	if s.admin || s.txnBroken || s.ob20Client != nil || !s.side.pollable() {
+		return pollSlow
+	}
+	return pollGo
+}
+
+// stepPolled relays what arrived of the answer the command awaits on the
+// poller, if nobody else runs it. It reports whether the command ended on
+// the poller and the session is idle again.
+func (s *Session) stepPolled() bool {
+	if !s.poll.CompareAndSwap(pollAwaiting, pollRunning) {
+		return false
+	}
+	st := &s.st
+	written, err := st.runRelay(false)
+	switch err {
+	case errWouldBlock:
+		s.poll.Store(pollAwaiting)
+		if s.kicked.Load() && s.poll.CompareAndSwap(pollAwaiting, pollNone) {
+			s.handOff(resumeRelay)
+		}
+		return false
+	case errHandOff:
+		s.poll.Store(pollNone)
+		s.handOff(resumeRelay)
+		return false
+	}
+	s.poll.Store(pollNone)
+	o := st.relayEnd(written, err)
+	w := &st.then
+	if o.stage != stageAnswered || o.err != nil {
+		w.o = o
+		s.handOff(resumeOutcome)
+		return false
+	}
+	_, err = st.answerFrom(o, w.cmd, w.kind, w.start, w.after)
+	if err = st.finishAwaited(err); err != nil || s.closeDue() {
+		s.handOffEnd(err)
+		return false
+	}
+	polledFinished.Add(1)
+	return s.afterCommand(nil)
+}
+
+// kickPolled moves the command awaiting its answer on the poller, if
+// any, to a goroutine, where what broke its connections is answered. Any
+// goroutine.
+func (s *Session) kickPolled() {
+	s.kicked.Store(true)
+	if s.poll.CompareAndSwap(pollAwaiting, pollNone) {
+		s.handOff(resumeRelay)
+	}
+}
+
+// handOff gives the command in progress to a pooled goroutine, which goes
+// on at step.
+func (s *Session) handOff(step resumeStep) {
+	pollerHandOffs.Add(1)
+	s.st.then.resume = step
+	npTasks.run(nil, s.resumeFn)
+}
+
+// handOffEnd gives a goroutine the end of the command, with err.
+func (s *Session) handOffEnd(err error) {
+	s.st.then.err = err
+	s.handOff(resumeEnd)
+}
+
+// resumeOffPoller runs on a pooled goroutine the command the poller
+// handed over, from where it stopped, then the commands that follow.
+func (s *Session) resumeOffPoller() {
+	defer s.containPanic(panicNetpollRequest)
+	st := &s.st
+	w := &st.then
+	var err error
+	switch w.resume {
+	case resumeCommand:
+		err = s.serveCommandContained()
+	case resumeEnd:
+		err = w.err
+	default:
+		err = s.containCommand(st.resumeAnswer)
+	}
+	s.serveOffPoller(err)
+}
+
+// resumeAnswer goes on with a command whose request the poller sent (or
+// began to send), up to its end.
+func (st *statement) resumeAnswer() error {
+	w := &st.then
+	var err error
+	switch w.resume {
+	case resumeSend:
+		if err = st.sendUnsent(); err != nil {
+			st.releaseKept()
+			err = st.answerFailure(err, w.kind, w.start)
+		} else {
+			_, err = st.answer(w.cmd, w.kind, w.start, w.after)
+		}
+	case resumeRelay:
+		written, rerr := st.runRelay(true)
+		_, err = st.answerFrom(st.relayEnd(written, rerr), w.cmd, w.kind, w.start, w.after)
+	case resumeOutcome:
+		_, err = st.answerFrom(w.o, w.cmd, w.kind, w.start, w.after)
+	}
+	return st.finishAwaited(err)
+}
+
+// serveOffPoller ends the command with err and serves the commands that
+// follow on the current goroutine while the client sends them; then the
+// session is idle and the poller serves it again.
+func (s *Session) serveOffPoller(err error) {
+	for {
+		more := err == nil && s.client.Buffered() > 0 // read while it owns the session
+		if !s.afterCommand(err) {
+			return
+		}
+		// afterCommand stored StateIdle before this looks at the input;
+		// the poller stores the input before it looks at the state: one of
+		// the two sees the other's.
+		if !more && s.clientNP.Buffered() == 0 {
+			return
+		}
+		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+			return
+		}
+		err = s.serveCommandContained()
+	}
+}
+
+// sendUnsent sends what the poller could not send of the request.
+func (st *statement) sendUnsent() error {
+	s := st.s
+	w := &st.then
+	p := w.unsent
+	w.unsent = nil
+	if !w.partial {
+		if err := st.writeWhole(p); err != nil {
+			return s.side.brokeBeforeAnswer(err)
+		}
+		return nil
+	}
+	if err := s.backend.writeRequest(p, false, true); err != nil {
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+	}
+	return nil
+}
+
+// finishAwaited ends what the command began before it awaited its answer
+// (an execute's prepared statement).
+func (st *statement) finishAwaited(err error) error {
+	w := &st.then
+	if ps := w.ps; ps != nil {
+		st.patchOn, st.retryPS = false, nil
+		if err == nil {
+			st.ranStatement(w.cmd, ps, w.psServer)
+		}
+	}
+	return err
+}
+
+// errNotFast stops a command on the poller before it changed anything: it
+// is served on a goroutine from the start. errAwaiting stops it once its
+// request is out: its answer is relayed as it arrives.
+var (
+	errNotFast  = errors.New("command not for the poller")
+	errAwaiting = errors.New("command awaits its answer on the poller")
+)

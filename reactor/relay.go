@@ -1,0 +1,267 @@
+package reactor
+
+import (
+	"errors"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// responseRelay is the relay of one server answer to the client in
+// progress: the window on the answer and how far the response scanner
+// decided it. It lives in the statement (st.rr) from relayBegin to
+// relayEnd, so that the relay can stop where it would wait and go on
+// later: on the poller when more of the answer arrives, or on a goroutine
+// that may wait (statement path, poller.go). One loop (runRelay) serves
+// both.
+type responseRelay struct {
+	be  *serverConn
+	win respWindow
+	// win.buf[:dec] is decided and not yet written to the client.
+	dec     int
+	written int64 // bytes of the answer the client's connection took
+	// pending is a scanner event the relay stopped at on the poller and
+	// must act on first (when hasPending).
+	pending    mysqlproto.ScanEvent
+	hasPending bool
+	// unsent says win.buf[:dec] must go to the client before anything
+	// else: the poller's write was not taken whole.
+	unsent bool
+	// ended says the scanner saw the end of the answer and the relay
+	// checked what follows it (finishResponse, a held ERR).
+	ended bool
+	open  bool
+}
+
+// errWouldBlock stops runRelay on the poller where it would wait for the
+// server; errHandOff where the rest must run on a goroutine that may
+// wait (the client did not take a write whole, an upload, a failed
+// server connection).
+var (
+	errWouldBlock = errors.New("relay waits for the server")
+	errHandOff    = errors.New("relay goes on off the poller")
+)
+
+// relayBegin opens the relay of the answer to cmd from the session's
+// current server session and counts the statement into its server's
+// health entry.
+func (st *statement) relayBegin(cmd mysqlproto.Command) {
+	s := st.s
+	be := s.backend
+	be.health.Begin()
+	sc := &s.scanner
+	sc.Reset(cmd, s.caps, s.status)
+	if be.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
+		sc.ExpectExtraOK()
+	}
+	if d := s.side.answerTimeout(); d > 0 {
+		_ = be.conn.SetReadDeadline(time.Now().Add(d))
+	}
+	// A view of the server connection's buffer when nothing rewrites the
+	// answer in place (mysql routing mode), else a chunk.
+	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true}
+}
+
+// relayResponse streams the server's answer to cmd to the client
+// (blocking; relay wraps it). It returns the number of bytes written to
+// the client.
+func (st *statement) relayResponse(cmd mysqlproto.Command) (int64, error) {
+	st.relayBegin(cmd)
+	defer st.rr.close()
+	return st.runRelay(true)
+}
+
+func (r *responseRelay) close() {
+	if r.open {
+		r.open = false
+		r.win.close()
+	}
+}
+
+// runRelay relays the answer from where it stands: the ResponseScanner
+// decides packet boundaries in the window, and every decided byte goes to
+// the client before more is read, so at most one window of data is in
+// flight per session. LOCAL INFILE uploads and COM_CHANGE_USER auth rounds
+// are relayed the other way in between. With block it waits for the
+// server and the client as needed; without (on the poller) it writes to
+// the client only what the kernel takes at once and returns errWouldBlock
+// or errHandOff where it would wait. It returns the bytes written to the
+// client so far.
+func (st *statement) runRelay(block bool) (int64, error) {
+	s := st.s
+	r := &st.rr
+	sc := &s.scanner
+	if !block && r.win.np == nil {
+		return r.written, errHandOff // a chunk is filled by waiting reads
+	}
+	serverFail := func(err error) error {
+		if r.written == 0 {
+			return s.side.brokeBeforeAnswer(err)
+		}
+		return quit(QuitServerNetwork, err)
+	}
+	if r.unsent {
+		r.unsent = false
+		if err := st.flushDecided(false, block); err != nil {
+			return r.written, err
+		}
+	}
+	for {
+		var ev mysqlproto.ScanEvent
+		if r.hasPending {
+			ev, r.hasPending = r.pending, false
+		} else {
+			n, e := sc.Scan(r.win.buf[r.dec:r.win.end])
+			r.dec += n
+			ev = e
+		}
+		if !block && (ev == mysqlproto.ScanLocalInfile || ev == mysqlproto.ScanAuthContinue) {
+			r.pending, r.hasPending = ev, true
+			return r.written, errHandOff
+		}
+		switch ev {
+		case mysqlproto.ScanNeedMore:
+			if sc.Done() {
+				if !r.ended {
+					r.ended = true
+					if r.dec != r.win.end {
+						return r.written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
+					}
+					if err := r.be.finishResponse(); err != nil {
+						// The answer is whole; the server session is out of
+						// step and is not used again.
+						s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", r.be.addr, "err", err)
+						r.be.close()
+					}
+					if r.written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
+						st.heldERR = append(st.heldERR[:0], r.win.buf[:r.dec]...)
+						return 0, errRetryableERR
+					}
+				}
+				return r.written, st.flushDecided(true, block)
+			}
+			if k, ok := r.win.more(); ok {
+				s.srv.metrics.bytesFromServer.Add(k)
+				continue
+			}
+			if err := st.flushDecided(false, block); err != nil {
+				return r.written, err
+			}
+			if !block && !r.win.ready(sc.Want()) {
+				if !r.win.np.Connection.IsActive() {
+					return r.written, errHandOff // the failure is answered off the poller
+				}
+				return r.written, errWouldBlock
+			}
+			k, err := r.win.fill(r.be, sc.Want())
+			if k == 0 && err != nil {
+				return r.written, serverFail(err)
+			}
+			s.srv.metrics.bytesFromServer.Add(k)
+		case mysqlproto.ScanTerminator:
+			if r.win.np == nil {
+				r.win.buf, r.dec, r.win.end = s.side.terminator(r.win.buf, r.dec, r.win.end)
+			} else {
+				s.side.terminator(r.win.buf, r.dec, r.win.end) // mysql side: reads only
+			}
+		case mysqlproto.ScanPrepared:
+			st.notePrepared(sc.Packet())
+		case mysqlproto.ScanLocalInfile:
+			if err := st.flushDecided(true, true); err != nil {
+				return r.written, err
+			}
+			st.releaseKept()
+			if r.win.end != 0 {
+				return r.written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
+			}
+			if err := st.relayUpload(); err != nil {
+				return r.written, err
+			}
+		case mysqlproto.ScanAuthContinue:
+			if err := st.flushDecided(true, true); err != nil {
+				return r.written, err
+			}
+			st.releaseKept()
+			hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+			if err != nil {
+				return r.written, quit(QuitClientNetwork, err)
+			}
+			n, _ := mysqlproto.ParseHeader(hdr)
+			if _, err := st.relayPacket(n, false); err != nil {
+				return r.written, err
+			}
+		case mysqlproto.ScanError:
+			return r.written, quit(QuitServerProto, sc.Err())
+		}
+	}
+}
+
+// flushDecided sends the decided bytes of the answer to the client; final
+// marks the end of what the client gets before it must act (the whole
+// answer, or a request of the server's such as LOCAL INFILE). Without
+// block (on the poller) the bytes go straight to the client's socket, as
+// far as the kernel takes them at once; what it did not take is left for
+// a goroutine (errHandOff).
+func (st *statement) flushDecided(final, block bool) error {
+	s := st.s
+	r := &st.rr
+	if r.dec == 0 {
+		if final && block {
+			return wrapClient(s.client.Flush())
+		}
+		return nil
+	}
+	if !block {
+		k, err := s.clientNP.tryWrite(r.win.buf[:r.dec])
+		if k > 0 {
+			st.releaseKept() // part of the answer is the client's now
+			r.written += int64(k)
+			r.win.consumed(k)
+			r.dec -= k
+		}
+		if err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		if r.dec > 0 {
+			r.unsent = true
+			return errHandOff
+		}
+		return nil
+	}
+	if err := s.client.Write(r.win.buf[:r.dec]); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	flushFn := s.client.FlushMore
+	if final {
+		flushFn = s.client.Flush
+	}
+	if err := flushFn(); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	st.releaseKept() // part of the answer is the client's now
+	r.written += int64(r.dec)
+	r.win.consumed(r.dec)
+	r.dec = 0
+	return nil
+}
+
+// relayUpload forwards the client's LOCAL INFILE packets to the server up
+// to and including the empty packet that ends the file.
+func (st *statement) relayUpload() error {
+	s := st.s
+	for {
+		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		if err != nil {
+			return quit(QuitClientNetwork, err)
+		}
+		n, _ := mysqlproto.ParseHeader(hdr)
+		sent, err := st.relayPacket(n, false)
+		s.srv.metrics.bytesFromClient.Add(int(sent))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
