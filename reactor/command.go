@@ -58,7 +58,7 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuery:
 		f := s.st.lexStatement(body, whole)
 		kind = f.Kind
-		if s.polled && !s.st.pollableQuery(f) {
+		if s.drv.polled && !s.st.pollableQuery(f) {
 			return errNotFast
 		}
 		if handled, err := s.st.serveLocally(n, body, whole, f, start); handled {
@@ -94,7 +94,7 @@ func (s *Session) serveCommand() error {
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)
 	if err := s.side.acquire(need); err != nil {
-		if s.polled {
+		if s.drv.polled {
 			return errNotFast // the goroutine meets the same error and answers it
 		}
 		return s.st.refuse(n, err)
@@ -162,7 +162,7 @@ func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind,
 // ending the session (a statementError) gets its ERR here. ok reports
 // whether the server's answer was relayed.
 func (st *statement) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
-	if st.s.polled {
+	if st.s.drv.polled {
 		// On the poller the answer is relayed as it arrives (stepPolled);
 		// the rest of this function runs then (answerFrom).
 		w := &st.then

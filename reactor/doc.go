@@ -5,16 +5,20 @@
 //
 // # Types
 //
-//	Session       one client connection: transport, login, close ladder,
-//	              command loop, client-visible state (session.go,
-//	              transport.go, command.go)
+//	Session       one client connection: login, close ladder, command
+//	              loop, client-visible state (session.go, handshake.go,
+//	              command.go)
+//	driver        the session's command phase on its transport
+//	              (Session.drv): netpoll or a net loop (transport.go),
+//	              and on netpoll the statement path on the poller
+//	              (poller.go)
 //	statement     one command being served (Session.st, made anew per
 //	              command): its state, and the methods that forward it,
 //	              relay the answer (relay.go: one loop, which can stop
 //	              where it would wait and go on later), resend it
 //	              (retry.go), run prepared statements (prepared.go) and
 //	              KILL (kill.go); where it runs, on the poller or a
-//	              goroutine, is poller.go's
+//	              goroutine, is the driver's
 //	serverSide    what a routing mode does with servers (side.go): the
 //	              login, finding and syncing a statement's server session,
 //	              learning from answers, failure handling, KILL, teardown.
@@ -41,9 +45,9 @@
 // netpoll: the statement path on the poller (poller.go). obgate sets no
 // OnRequest: internal/npbound hooks every read of the session's client
 // and server connections, and the poller, after netpoll published the
-// bytes, calls the session:
+// bytes, calls the session's driver:
 //
-//	event (on the poller)   session method  what it may do
+//	event (on the poller)   driver method   what it may do
 //	client bytes arrived    onClientInput   idle session: serve the
 //	                                        buffered command when the fast
 //	                                        path takes it (pollable), else

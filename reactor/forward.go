@@ -88,7 +88,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 		if first && st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
 			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], st.patchID)
 		}
-		if s.polled && first && last {
+		if s.drv.polled && first && last {
 			// On the poller: straight to the server's socket, as far as
 			// it takes the request now; a goroutine sends the rest
 			// (sendUnsent). The request stays in the client buffer either

@@ -30,6 +30,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 	s.connectedAt, s.rawConn = time.Now(), conn
 	s.setSide(srv.cfg.Load())
 	s.st.s = s
+	s.drv.s = s
 	s.clientAddr = conn.RemoteAddr().String()
 	s.lastActive.Store(s.connectedAt.UnixNano())
 	s.curCmd.Store(-1)
@@ -50,7 +51,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 		return
 	}
 	srv.metrics.newClientOK.Inc()
-	s.serveTransport()
+	s.drv.serveTransport()
 }
 
 // setSide makes the session's server side for the routing mode in effect.

@@ -14,15 +14,15 @@ import (
 // internalRoundTrip runs one of obgate's own commands on be and reads its
 // answer, which must be a single OK (or ERR). Its session-state report is
 // learned like a client statement's.
-func (s *Session) internalRoundTrip(be *serverConn, payload []byte) error {
-	_, err := s.internalCommand(be, payload)
+func (st *statement) internalRoundTrip(be *serverConn, payload []byte) error {
+	_, err := st.internalCommand(be, payload)
 	return err
 }
 
 // internalPrepare prepares a statement on be for obgate itself and
 // returns the server's statement id and counts.
-func (s *Session) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
-	sc, err := s.internalCommand(be, payload)
+func (st *statement) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
+	sc, err := st.internalCommand(be, payload)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -33,7 +33,8 @@ func (s *Session) internalPrepare(be *serverConn, payload []byte) (id uint32, pa
 // internalCommand sends one of obgate's own commands to be and reads the
 // whole answer, which may not carry rows (OK, ERR, or a prepare response).
 // A server ERR comes back as errServerState wrapping the SQL error.
-func (s *Session) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
+func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
+	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), 0, payload)
 	if err := be.writeRequest(pkt, true, true); err != nil {
 		return nil, err

@@ -232,7 +232,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // gets obgate's own OK with its own status flags, or the server's ERR).
 func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
 	s := o.s
-	_, err := s.internalCommand(be, stmt)
+	_, err := s.st.internalCommand(be, stmt)
 	s.st.killFailed = err != nil
 	var se *mysqlproto.SQLError
 	switch {

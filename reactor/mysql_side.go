@@ -105,7 +105,7 @@ func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 	if !s.backend.serverLost() {
 		return s.backend, nil
 	}
-	if s.polled {
+	if s.drv.polled {
 		return nil, errNotFast // moving takes a login
 	}
 	if s.backend.peerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
@@ -127,7 +127,7 @@ func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 func (m *mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
 	be, err := m.serverFor(needAny)
 	if err == nil && ps.home != nil && ps.home != be {
-		if m.s.polled {
+		if m.s.drv.polled {
 			return nil, errNotFast
 		}
 		ps.home = nil

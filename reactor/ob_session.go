@@ -390,19 +390,19 @@ func (o *obSession) syncServer(be *serverConn) error {
 	s := o.s
 	if !o.vars.inSync(&be.sync) {
 		if lacking, on := o.vars.multiStatementsLacking(&be.sync); lacking {
-			if err := s.internalRoundTrip(be, setOptionPayload(on)); err != nil {
+			if err := s.st.internalRoundTrip(be, setOptionPayload(on)); err != nil {
 				return err
 			}
 		}
 		if be.sync.dbVer != o.vars.dbVer && o.vars.db != "" {
 			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.db...)
-			if err := s.internalRoundTrip(be, payload); err != nil {
+			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
 		if sql := o.vars.resetSQL(&be.sync); sql != nil {
 			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
-			if err := s.internalRoundTrip(be, payload); err != nil {
+			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
@@ -410,7 +410,7 @@ func (o *obSession) syncServer(be *serverConn) error {
 	}
 	if o.heldBegin != nil {
 		payload := append([]byte{byte(mysqlproto.ComQuery)}, o.heldBegin...)
-		if err := s.internalRoundTrip(be, payload); err != nil {
+		if err := s.st.internalRoundTrip(be, payload); err != nil {
 			return err
 		}
 		o.begunWith, o.heldBegin = o.heldBegin, nil

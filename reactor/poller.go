@@ -62,11 +62,15 @@ const (
 	resumeEnd                       // end the command with then.err
 )
 
-// pollerState is a session's share of the poller path. hooked, clientNP
-// and resumeFn are set once when the session joins netpoll; the rest
-// belongs to the command's owner but for poll, kicked and clientClosed,
-// which any goroutine may touch.
-type pollerState struct {
+// driver runs a session's command phase on its transport: it moves the
+// logged-in session onto netpoll or a net loop (transport.go), and on
+// netpoll it is the statement path on the poller (this file): the read
+// hooks, where each command runs, the hand-off to a goroutine and the
+// close callbacks. hooked, clientNP and resumeFn are set once when the
+// session joins netpoll; polled belongs to the command's owner; poll,
+// kicked and clientClosed any goroutine may touch.
+type driver struct {
+	s        *Session         // the session it drives; set with the session
 	hooked   bool             // the poller drives the session (no netpoll OnRequest)
 	clientNP *netpollClientIO // the client transport, for direct writes
 	resumeFn func()           // resumeOffPoller as a value made once
@@ -109,19 +113,21 @@ var (
 
 // onClientInput runs on the poller after each read of the client
 // connection.
-func (s *Session) onClientInput() {
+func (d *driver) onClientInput() {
+	s := d.s
 	defer s.containPanic(panicPoller)
 	if s.State() == StateIdle {
-		s.servePolled()
+		d.servePolled()
 	}
 }
 
 // onServerInput runs on the poller after each read of one of the
 // session's server connections.
-func (s *Session) onServerInput() {
+func (d *driver) onServerInput() {
+	s := d.s
 	defer s.containPanic(panicPoller)
-	if s.poll.Load() == pollAwaiting && s.stepPolled() {
-		s.servePolled()
+	if d.poll.Load() == pollAwaiting && d.stepPolled() {
+		d.servePolled()
 	}
 }
 
@@ -130,51 +136,52 @@ func (s *Session) onServerInput() {
 // looks at the raw connection's backlog (atomic) before it owns the
 // session; what an OB 2.0 layer holds is looked at by its owner
 // (serveOffPoller).
-func (s *Session) servePolled() {
-	for s.clientNP.Buffered() > 0 {
+func (d *driver) servePolled() {
+	s := d.s
+	for d.clientNP.Buffered() > 0 {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
-		switch s.pollable() {
+		switch d.pollable() {
 		case pollWait:
-			if s.closeDue() {
-				s.handOffEnd(nil) // the goroutine's afterCommand closes it
+			if d.closeDue() {
+				d.handOffEnd(nil) // the goroutine's afterCommand closes it
 				return
 			}
 			s.state.Store(int32(StateIdle))
 			// A close requested meanwhile saw StateCommand and left it to
 			// the owner.
-			if s.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
-				s.handOffEnd(nil)
+			if d.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+				d.handOffEnd(nil)
 			}
 			return
 		case pollSlow:
 			pollerSlowStart.Add(1)
-			s.handOff(resumeCommand)
+			d.handOff(resumeCommand)
 			return
 		}
-		s.kicked.Store(false)
-		s.polled = true
+		d.kicked.Store(false)
+		d.polled = true
 		polledCommands.Add(1)
 		err := s.serveCommandContained()
-		s.polled = false
+		d.polled = false
 		switch err {
 		case errNotFast:
 			s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 			pollerSlowStart.Add(1)
-			s.handOff(resumeCommand)
+			d.handOff(resumeCommand)
 			return
 		case errAwaiting:
 			if s.st.then.unsent != nil {
-				s.handOff(resumeSend)
+				d.handOff(resumeSend)
 				return
 			}
-			s.poll.Store(pollAwaiting)
-			if !s.stepPolled() {
+			d.poll.Store(pollAwaiting)
+			if !d.stepPolled() {
 				return
 			}
 		default:
-			s.handOffEnd(err)
+			d.handOffEnd(err)
 			return
 		}
 	}
@@ -184,9 +191,10 @@ func (s *Session) servePolled() {
 // ended: a close was asked for, its server session is gone for good, or
 // the client hung up or closed while the command ran (netpoll closes a
 // connection without OnRequest only when asked to).
-func (s *Session) closeDue() bool {
-	return s.shouldClose() || s.side.closedIdle() || s.clientClosed.Load() ||
-		(s.hooked && !s.clientNP.conn.IsActive())
+func (d *driver) closeDue() bool {
+	s := d.s
+	return s.shouldClose() || s.side.closedIdle() || d.clientClosed.Load() ||
+		(d.hooked && !d.clientNP.conn.IsActive())
 }
 
 // pollResult says what the poller does with the buffered command.
@@ -200,8 +208,9 @@ const (
 
 // pollable decides where the buffered command is served, reading only
 // what is buffered. The owner calls it.
-func (s *Session) pollable() pollResult {
-	c := s.clientNP
+func (d *driver) pollable() pollResult {
+	s := d.s
+	c := d.clientNP
 	buffered := c.Buffered()
 	if buffered < mysqlproto.HeaderLen {
 		return pollWait
@@ -234,35 +243,36 @@ func (s *Session) pollable() pollResult {
 // stepPolled relays what arrived of the answer the command awaits on the
 // poller, if nobody else runs it. It reports whether the command ended on
 // the poller and the session is idle again.
-func (s *Session) stepPolled() bool {
-	if !s.poll.CompareAndSwap(pollAwaiting, pollRunning) {
+func (d *driver) stepPolled() bool {
+	s := d.s
+	if !d.poll.CompareAndSwap(pollAwaiting, pollRunning) {
 		return false
 	}
 	st := &s.st
 	written, err := st.runRelay(false)
 	switch err {
 	case errWouldBlock:
-		s.poll.Store(pollAwaiting)
-		if s.kicked.Load() && s.poll.CompareAndSwap(pollAwaiting, pollNone) {
-			s.handOff(resumeRelay)
+		d.poll.Store(pollAwaiting)
+		if d.kicked.Load() && d.poll.CompareAndSwap(pollAwaiting, pollNone) {
+			d.handOff(resumeRelay)
 		}
 		return false
 	case errHandOff:
-		s.poll.Store(pollNone)
-		s.handOff(resumeRelay)
+		d.poll.Store(pollNone)
+		d.handOff(resumeRelay)
 		return false
 	}
-	s.poll.Store(pollNone)
+	d.poll.Store(pollNone)
 	o := st.relayEnd(written, err)
 	w := &st.then
 	if o.stage != stageAnswered || o.err != nil {
 		w.o = o
-		s.handOff(resumeOutcome)
+		d.handOff(resumeOutcome)
 		return false
 	}
 	_, err = st.answerFrom(o, w.cmd, w.kind, w.start, w.after)
-	if err = st.finishAwaited(err); err != nil || s.closeDue() {
-		s.handOffEnd(err)
+	if err = st.finishAwaited(err); err != nil || d.closeDue() {
+		d.handOffEnd(err)
 		return false
 	}
 	polledFinished.Add(1)
@@ -272,30 +282,33 @@ func (s *Session) stepPolled() bool {
 // kickPolled moves the command awaiting its answer on the poller, if
 // any, to a goroutine, where what broke its connections is answered. Any
 // goroutine.
-func (s *Session) kickPolled() {
-	s.kicked.Store(true)
-	if s.poll.CompareAndSwap(pollAwaiting, pollNone) {
-		s.handOff(resumeRelay)
+func (d *driver) kickPolled() {
+	d.kicked.Store(true)
+	if d.poll.CompareAndSwap(pollAwaiting, pollNone) {
+		d.handOff(resumeRelay)
 	}
 }
 
 // handOff gives the command in progress to a pooled goroutine, which goes
 // on at step.
-func (s *Session) handOff(step resumeStep) {
+func (d *driver) handOff(step resumeStep) {
+	s := d.s
 	pollerHandOffs.Add(1)
 	s.st.then.resume = step
-	npTasks.run(nil, s.resumeFn)
+	npTasks.run(nil, d.resumeFn)
 }
 
 // handOffEnd gives a goroutine the end of the command, with err.
-func (s *Session) handOffEnd(err error) {
+func (d *driver) handOffEnd(err error) {
+	s := d.s
 	s.st.then.err = err
-	s.handOff(resumeEnd)
+	d.handOff(resumeEnd)
 }
 
 // resumeOffPoller runs on a pooled goroutine the command the poller
 // handed over, from where it stopped, then the commands that follow.
-func (s *Session) resumeOffPoller() {
+func (d *driver) resumeOffPoller() {
+	s := d.s
 	defer s.containPanic(panicNetpollRequest)
 	st := &s.st
 	w := &st.then
@@ -308,7 +321,7 @@ func (s *Session) resumeOffPoller() {
 	default:
 		err = s.containCommand(st.resumeAnswer)
 	}
-	s.serveOffPoller(err)
+	d.serveOffPoller(err)
 }
 
 // resumeAnswer goes on with a command whose request the poller sent (or
@@ -336,7 +349,8 @@ func (st *statement) resumeAnswer() error {
 // serveOffPoller ends the command with err and serves the commands that
 // follow on the current goroutine while the client sends them; then the
 // session is idle and the poller serves it again.
-func (s *Session) serveOffPoller(err error) {
+func (d *driver) serveOffPoller(err error) {
+	s := d.s
 	for {
 		more := err == nil && s.client.Buffered() > 0 // read while it owns the session
 		if !s.afterCommand(err) {
@@ -345,7 +359,7 @@ func (s *Session) serveOffPoller(err error) {
 		// afterCommand stored StateIdle before this looks at the input;
 		// the poller stores the input before it looks at the state: one of
 		// the two sees the other's.
-		if !more && s.clientNP.Buffered() == 0 {
+		if !more && d.clientNP.Buffered() == 0 {
 			return
 		}
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {

@@ -159,7 +159,7 @@ func (st *statement) notePrepared(pkt []byte) {
 // preparing it again; the statement id is rewritten to the server's.
 func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) (err error) {
 	s := st.s
-	if s.polled && (len(body) < 4 || s.stmts.byID[binary.LittleEndian.Uint32(body)] == nil) {
+	if s.drv.polled && (len(body) < 4 || s.stmts.byID[binary.LittleEndian.Uint32(body)] == nil) {
 		return errNotFast // answered with an ERR, off the poller
 	}
 	if len(body) < 4 {
@@ -188,7 +188,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	}
 	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
-		if s.polled {
+		if s.drv.polled {
 			return errNotFast
 		}
 		return st.refuse(n, err)
@@ -215,7 +215,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 				st.retryPS, st.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
-				if s.polled {
+				if s.drv.polled {
 					return errNotFast
 				}
 				return st.executeWithTypes(n, ps, be, boundAt, start)
@@ -269,7 +269,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 		if ok {
 			return be, sid, bound, nil
 		}
-		if s.polled {
+		if s.drv.polled {
 			return nil, 0, false, errNotFast // preparing takes a round trip
 		}
 		sid, err = st.prepareOn(be, ps)
@@ -309,7 +309,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 func (st *statement) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
 	s := st.s
 	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
-	sid, params, columns, err := s.internalPrepare(be, payload)
+	sid, params, columns, err := s.st.internalPrepare(be, payload)
 	if err != nil {
 		return 0, err
 	}

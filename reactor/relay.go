@@ -212,7 +212,7 @@ func (st *statement) flushDecided(final, block bool) error {
 		return nil
 	}
 	if !block {
-		k, err := s.clientNP.tryWrite(r.win.buf[:r.dec])
+		k, err := s.drv.clientNP.tryWrite(r.win.buf[:r.dec])
 		if k > 0 {
 			st.releaseKept() // part of the answer is the client's now
 			r.written += int64(k)

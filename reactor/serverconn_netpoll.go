@@ -102,7 +102,7 @@ func (c *npServerConn) setOnGone(f func()) { c.onGone.Store(&f) }
 
 func (c *npServerConn) disconnected(context.Context, netpoll.Connection) {
 	if s := c.session.Load(); s != nil {
-		s.kickPolled()
+		s.drv.kickPolled()
 	}
 	if f := c.onGone.Load(); f != nil {
 		(*f)()
@@ -120,7 +120,7 @@ func (c *npServerConn) watchInput(s *Session) {
 
 func (c *npServerConn) inputArrived() {
 	if s := c.session.Load(); s != nil {
-		s.onServerInput()
+		s.drv.onServerInput()
 	}
 }
 
@@ -254,7 +254,7 @@ func (c *npServerConn) Close() error {
 				_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
 			}
 			if s := c.session.Load(); s != nil {
-				s.kickPolled()
+				s.drv.kickPolled()
 			}
 			return nil
 		}

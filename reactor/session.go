@@ -19,9 +19,10 @@ import (
 // routing mode does with servers is its side (serverSide: obSession or
 // mysqlSide); what one command knows of itself is st (statement).
 //
-// Ownership: the goroutine that runs the session's current step (the
-// handshake goroutine, then the netpoll OnRequest task or the net loop)
-// owns every field not marked shared. Other goroutines (admin commands,
+// Ownership: whoever runs the session's current step owns every field not
+// marked shared: the handshake goroutine, then the command's owner (the
+// poller or the goroutine it handed the command to, see driver; or the net
+// loop). Other goroutines (admin commands,
 // KILL from another session, the sweepers, shutdown) may only read what is
 // marked shared and call requestClose.
 type Session struct {
@@ -55,9 +56,9 @@ type Session struct {
 	backend       *serverConn
 	sharedBackend atomic.Pointer[serverConn]
 
-	published   // shared, under its mu: what SHOW PROXYSESSION and KILL read
-	activity    // shared counters
-	pollerState // the statement path on the poller (poller.go)
+	published        // shared, under its mu: what SHOW PROXYSESSION and KILL read
+	activity         // shared counters
+	drv       driver // runs the command phase on the transport (poller.go)
 }
 
 // lifecycle is a session's place on the close ladder (teardown,
@@ -253,7 +254,7 @@ func (s *Session) interrupt() {
 	if be := s.sharedBackend.Load(); be != nil {
 		be.close()
 	}
-	s.breakTransport()
+	s.drv.breakTransport()
 }
 
 // breakTransport makes the owner's use of the client connection fail. A
@@ -261,10 +262,11 @@ func (s *Session) interrupt() {
 // connection's buffers at Close, which only the owner may call) and a
 // command awaiting its answer on the poller moved to a goroutine; other
 // transports are closed. Any goroutine.
-func (s *Session) breakTransport() {
-	if s.hooked {
-		s.clientNP.shutdown()
-		s.kickPolled()
+func (d *driver) breakTransport() {
+	s := d.s
+	if d.hooked {
+		d.clientNP.shutdown()
+		d.kickPolled()
 		return
 	}
 	s.closeTransport()

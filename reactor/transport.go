@@ -22,10 +22,11 @@ import (
 // the connection's file descriptor is duplicated into a netpoll connection
 // and the session holds no goroutine while idle. TLS clients and
 // client_io_mode=net run a command loop on the current goroutine.
-func (s *Session) serveTransport() {
+func (d *driver) serveTransport() {
+	s := d.s
 	tc, isTCP := s.rawConn.(*net.TCPConn)
 	if isTCP && s.srv.poller != nil {
-		if err := s.attachNetpoll(tc); err == nil {
+		if err := d.attachNetpoll(tc); err == nil {
 			return
 		} else {
 			s.srv.log.Warn("netpoll attach failed; serving on net", "session", s.id, "err", err)
@@ -39,12 +40,13 @@ func (s *Session) serveTransport() {
 	s.client, s.netClient = nc, nc
 	s.wrapClientOB20(s.id)
 	s.transportName.Store(s.client.Transport())
-	s.runNetLoop()
+	d.runNetLoop()
 }
 
 // runNetLoop serves commands on the current goroutine until the session
 // ends, then tears it down.
-func (s *Session) runNetLoop() {
+func (d *driver) runNetLoop() {
+	s := d.s
 	defer s.teardown()
 	defer s.containPanic(panicNetLoop)
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
@@ -67,7 +69,8 @@ func (s *Session) runNetLoop() {
 
 // attachNetpoll hands the client's socket to netpoll. The accepted
 // connection is closed; a duplicate of its descriptor lives on.
-func (s *Session) attachNetpoll(tc *net.TCPConn) error {
+func (d *driver) attachNetpoll(tc *net.TCPConn) error {
+	s := d.s
 	conn, err := netpollFromTCP(tc)
 	if err != nil {
 		return err
@@ -93,22 +96,22 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 		s.clientCloser.Store(&closerRef{conn})
 	}
 	s.transportName.Store(s.client.Transport())
-	_ = conn.AddCloseCallback(s.onNetpollClose)
-	if d, ok := conn.(interface {
+	_ = conn.AddCloseCallback(d.onNetpollClose)
+	if dc, ok := conn.(interface {
 		SetOnDisconnect(netpoll.OnDisconnect) error
 	}); ok {
-		_ = d.SetOnDisconnect(s.onClientGone)
+		_ = dc.SetOnDisconnect(d.onClientGone)
 	}
 	if rb != nil {
 		// The poller drives the session (poller.go).
-		s.hooked, s.clientNP, s.resumeFn = true, nc, s.resumeOffPoller
-		rb.SetOnInput(s.onClientInput)
+		d.hooked, d.clientNP, d.resumeFn = true, nc, d.resumeOffPoller
+		rb.SetOnInput(d.onClientInput)
 	}
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
 		return nil
 	}
-	if s.hooked {
+	if d.hooked {
 		s.checkServerAfterLogin()
 		if !conn.IsActive() { // hung up before OnDisconnect was set
 			if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
@@ -116,10 +119,10 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 			}
 			return nil
 		}
-		s.onClientInput() // what came before the hook was set
+		d.onClientInput() // what came before the hook was set
 		return nil
 	}
-	_ = conn.SetOnRequest(s.onRequest)
+	_ = conn.SetOnRequest(d.onRequest)
 	s.checkServerAfterLogin()
 	// A hang-up seen before OnRequest was set leaves closing to us.
 	if !conn.IsActive() {
@@ -134,7 +137,8 @@ func (s *Session) attachNetpoll(tc *net.TCPConn) error {
 // the session ends). netpoll never runs it concurrently with itself or
 // with the close callbacks of the same connection, and calls it again
 // when input arrives after it returned.
-func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
+func (d *driver) onRequest(_ context.Context, conn netpoll.Connection) error {
+	s := d.s
 	defer s.containPanic(panicNetpollRequest)
 	for {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
@@ -153,20 +157,21 @@ func (s *Session) onRequest(_ context.Context, conn netpoll.Connection) error {
 // still waiting for its server is cut short (its server connection is
 // closed), as nobody will read the answer. It runs on the poller; it only
 // closes a socket.
-func (s *Session) onClientGone(context.Context, netpoll.Connection) {
+func (d *driver) onClientGone(context.Context, netpoll.Connection) {
+	s := d.s
 	defer s.containPanic(panicNetpollDisconnect)
 	switch s.State() {
 	case StateCommand:
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
 		}
-		if s.hooked {
-			s.kickPolled()
+		if d.hooked {
+			d.kickPolled()
 		}
 	case StateIdle:
 		// netpoll leaves closing a connection without OnRequest to its
 		// user; the session ends off the poller.
-		if s.hooked && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		if d.hooked && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 			npTasks.run(nil, s.closeTransport)
 		}
 	}
@@ -174,14 +179,15 @@ func (s *Session) onClientGone(context.Context, netpoll.Connection) {
 
 // onNetpollClose runs once when the netpoll connection is closed by either
 // side, never while onRequest runs.
-func (s *Session) onNetpollClose(netpoll.Connection) error {
+func (d *driver) onNetpollClose(netpoll.Connection) error {
+	s := d.s
 	defer s.containPanic(panicNetpollClose)
-	if s.hooked && s.State() == StateCommand {
+	if d.hooked && s.State() == StateCommand {
 		// A command has an owner, which tears the session down when it
 		// ends (afterCommand sees clientClosed).
-		s.clientClosed.Store(true)
+		d.clientClosed.Store(true)
 		if s.State() == StateCommand {
-			s.kickPolled()
+			d.kickPolled()
 			return nil
 		}
 	}
@@ -206,18 +212,18 @@ func (s *Session) afterCommand(err error) bool {
 			_ = s.writeError(se.reply)
 		}
 		s.logQuit(err)
-		s.endTransport()
+		s.drv.endTransport()
 		return false
 	}
-	if s.closeDue() {
-		s.endTransport()
+	if s.drv.closeDue() {
+		s.drv.endTransport()
 		return false
 	}
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if s.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-		s.endTransport()
+	if s.drv.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		s.drv.endTransport()
 		return false
 	}
 	return true
@@ -226,10 +232,11 @@ func (s *Session) afterCommand(err error) bool {
 // endTransport closes the client connection at the end of the owner's
 // command; teardown follows from its close callback, or here when that
 // ran already while the command had its owner.
-func (s *Session) endTransport() {
+func (d *driver) endTransport() {
+	s := d.s
 	s.state.Store(int32(StateClosing))
 	s.closeTransport()
-	if s.clientClosed.Load() {
+	if d.clientClosed.Load() {
 		s.teardown()
 	}
 }
