@@ -23,6 +23,9 @@ type commandSpec struct {
 	inBrokenTxn brokenTxnRule
 	// admin is what an administrator session (root@proxysys) answers.
 	admin adminAnswer
+	// polled: the poller may serve it (poller.go), when the rest of the
+	// fast path's conditions hold.
+	polled bool
 }
 
 // brokenTxnRule says how a command fares in the broken-transaction state
@@ -47,7 +50,7 @@ const (
 
 // commands is the command table, indexed by command byte.
 var commands = [256]commandSpec{
-	mysqlproto.ComQuery:           {admin: adminQuery},
+	mysqlproto.ComQuery:           {admin: adminQuery, polled: true},
 	mysqlproto.ComPing:            {inBrokenTxn: brokenRuns, admin: adminOK},
 	mysqlproto.ComInitDB:          {serve: noteInitDB, inBrokenTxn: brokenRuns, admin: adminOK},
 	mysqlproto.ComResetConnection: {inBrokenTxn: brokenEnds, admin: adminOK},
@@ -56,7 +59,7 @@ var commands = [256]commandSpec{
 	mysqlproto.ComProcessKill:     {serve: serveProcessKill, inBrokenTxn: brokenRuns},
 
 	mysqlproto.ComStmtPrepare:      {serve: servePrepare},
-	mysqlproto.ComStmtExecute:      {serve: serveStatement},
+	mysqlproto.ComStmtExecute:      {serve: serveStatement, polled: true},
 	mysqlproto.ComStmtFetch:        {serve: serveStatement},
 	mysqlproto.ComStmtReset:        {serve: serveStatement, inBrokenTxn: brokenRuns},
 	mysqlproto.ComStmtSendLongData: {serve: serveStatement, admin: adminSilent},

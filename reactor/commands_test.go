@@ -13,6 +13,9 @@ import (
 func TestCommandTable(t *testing.T) {
 	for i := range commands {
 		cmd, spec := mysqlproto.Command(i), commands[i]
+		if spec.polled && (!cmd.HasResponse() || spec.refused) {
+			t.Errorf("%s: the poller serves it, but it gets no answer to await or is refused", cmd)
+		}
 		if spec.admin == adminSilent && cmd.HasResponse() {
 			t.Errorf("%s: the administrator is silent, but a server answers it", cmd)
 		}

@@ -45,11 +45,13 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 	// The deadline is this command's only: mysql mode sets none for the
 	// client's statements, which would otherwise inherit it.
 	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
-	buf := getChunk(4096)
-	defer putChunk(buf)
-	end, dec := 0, 0
+	// A chunk window, as the relay reads a rewritten answer into (nothing
+	// is relayed: the answer is consumed as it is decided).
+	win := respWindow{buf: getChunk(4096)}
+	defer win.close()
+	dec := 0
 	for {
-		n, ev := sc.Scan(buf[dec:end])
+		n, ev := sc.Scan(win.buf[dec:win.end])
 		dec += n
 		switch ev {
 		case mysqlproto.ScanTerminator:
@@ -74,7 +76,7 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 			return nil, fmt.Errorf("unexpected response to %s", mysqlproto.Command(payload[0]))
 		}
 		if sc.Done() {
-			if dec != end {
+			if dec != win.end {
 				return nil, errors.New("server sent bytes after its response")
 			}
 			if err := be.finishResponse(); err != nil {
@@ -82,18 +84,10 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 			}
 			return sc, nil
 		}
-		end = copy(buf, buf[dec:end])
+		win.consumed(dec)
 		dec = 0
-		if want := sc.Want(); want > len(buf) {
-			nb := getChunk(want)
-			copy(nb, buf[:end])
-			putChunk(buf)
-			buf = nb
-		}
-		k, err := be.read(buf[end:])
-		if k == 0 && err != nil {
+		if k, err := win.fill(be, sc.Want()); k == 0 && err != nil {
 			return nil, err
 		}
-		end += k
 	}
 }

@@ -254,17 +254,22 @@ func (o *obSession) serverSessionFailed(err error) error {
 }
 
 // resendElsewhere sends a one-piece request to another server session
-// after the current one refused the write. The request carries no
-// server-specific statement id (those are never resent).
+// after the current one refused the write. An execute of a prepared
+// statement goes with the statement prepared there and its id rewritten
+// (repatch), when the statement may go to another server session at all
+// (retryPS); other requests with a server's statement id stay.
 func (o *obSession) resendElsewhere(p []byte, orig error) error {
 	s := o.s
-	if s.st.patchOn {
+	if s.st.patchOn && s.st.retryPS == nil {
 		return orig
 	}
 	o.dropServer(s.backend)
 	be, err := o.routeStatement(needAny)
 	if err != nil {
 		return err
+	}
+	if s.st.patchOn && !s.st.repatch(be, p) {
+		return orig
 	}
 	return be.writeRequest(p, true, true)
 }

@@ -15,7 +15,8 @@ import (
 // (internal/npbound) is driven by the poller itself: after each read of
 // the client connection the poller looks at the buffered command
 // (onClientInput), and when it is one the fast path takes (pollable: a
-// whole COM_QUERY or COM_STMT_EXECUTE of at most classifyLen bytes, its
+// whole COM_QUERY or COM_STMT_EXECUTE of at most classifyLen bytes, as
+// the command table says (polled), its
 // server session open, in step and on netpoll, nothing that needs a round
 // trip first) it runs serveCommand right there: the route comes from
 // cached state, the request goes straight to the server's socket, and the
@@ -229,12 +230,7 @@ func (d *driver) pollable() pollResult {
 	if hdr, err = c.Peek(mysqlproto.HeaderLen + 1); err != nil {
 		return pollSlow
 	}
-	switch mysqlproto.Command(hdr[mysqlproto.HeaderLen]) {
-	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
-	default:
-		return pollSlow
-	}
-	if s.admin || s.txnBroken || s.ob20Client != nil || !s.side.pollable() {
+	if !commands[hdr[mysqlproto.HeaderLen]].polled || s.admin || s.txnBroken || s.ob20Client != nil || !s.side.pollable() {
 		return pollSlow
 	}
 	return pollGo

@@ -154,7 +154,7 @@ func (st *statement) resendKept(o outcome) bool {
 	if err != nil {
 		return false
 	}
-	if st.patchOn && !st.repatch(be) {
+	if st.patchOn && !st.repatch(be, st.kept) {
 		return false
 	}
 	if err := be.writeRequest(st.kept, true, true); err != nil {
@@ -172,12 +172,13 @@ func (st *statement) resendKept(o outcome) bool {
 	return true
 }
 
-// repatch makes the kept COM_STMT_EXECUTE fit be: the statement is
-// prepared there (again) when needed and its id written into the request.
-func (st *statement) repatch(be *serverConn) bool {
+// repatch makes req, the statement's COM_STMT_EXECUTE, fit be: the
+// statement is prepared there (again) when needed and its id written into
+// the request.
+func (st *statement) repatch(be *serverConn, req []byte) bool {
 	s := st.s
 	ps, id := st.retryPS, st.retryPSID
-	if ps == nil || len(st.kept) < mysqlproto.HeaderLen+5 {
+	if ps == nil || len(req) < mysqlproto.HeaderLen+5 {
 		return false
 	}
 	sid, _, ok := be.stmtGet(id)
@@ -193,7 +194,7 @@ func (st *statement) repatch(be *serverConn) bool {
 		be.stmtBound(id)
 	}
 	st.patchID = sid
-	binary.LittleEndian.PutUint32(st.kept[mysqlproto.HeaderLen+1:], sid)
+	binary.LittleEndian.PutUint32(req[mysqlproto.HeaderLen+1:], sid)
 	return true
 }
 
