@@ -50,7 +50,7 @@ var itemTable = []Item{
 
 	// Client connections.
 	{name: "client_io_mode", def: "netpoll", reboot: true, level: LevelSys, choices: []string{"netpoll", "net"},
-		doc: "obgate only: serve plain-text clients and their server connections on netpoll event loops (netpoll: no goroutine while idle, one event loop per statement) or with one goroutine per client connection and Go's own poller (net).",
+		doc: "obgate only: serve plain-text clients and their server connections on netpoll event loops (netpoll: no goroutine while idle, the common statement served by the event loop itself) or with one goroutine per client connection and Go's own poller (net).",
 		ref: strRef(func(c *Config) *string { return &c.ClientIOMode })},
 	{name: "client_handshake_timeout", def: "10s", rng: "[100ms,1h]", level: LevelUser,
 		doc: "obgate only: a client that has not finished the handshake and login within this time is closed.",
