@@ -143,6 +143,17 @@ func (s *Summary) Cell(workload string, threads int, target string) *Cell {
 	return nil
 }
 
+// haproxyOf returns the first HAProxy target in front of mode's servers
+// (MariaDB for "", obsim for ModeOceanBase), or nil.
+func (s *Summary) haproxyOf(mode string) *TargetInfo {
+	for i := range s.Targets {
+		if s.Targets[i].Kind == KindHAProxy && s.Targets[i].Mode == mode {
+			return &s.Targets[i]
+		}
+	}
+	return nil
+}
+
 // TargetOfKind returns the first target of kind, or nil.
 func (s *Summary) TargetOfKind(kind string) *TargetInfo {
 	for i := range s.Targets {

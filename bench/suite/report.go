@@ -38,7 +38,11 @@ func RenderReport(s *Summary, plots []Plot, links ReportLinks) string {
 	p("%s\n", BeginMarker)
 	p("## sysbench: direct MariaDB, HAProxy and obgate\n\n")
 	if s.TargetOfKind(KindOBSim) != nil {
-		p("OceanBase mode: obgate in front of a one-node simulated OceanBase cluster (`tools/obsim`, its data in the same MariaDB), with obsim directly as its reference.\n\n")
+		p("OceanBase mode: obgate in front of a one-node simulated OceanBase cluster (`tools/obsim`, its data in the same MariaDB), with obsim directly as its reference")
+		if s.haproxyOf(ModeOceanBase) != nil {
+			p(", and HAProxy in TCP mode in front of the same node as the proxy reference")
+		}
+		p(".\n\n")
 	}
 	reportHeader(p, "sysbench-suite", links, st.Quick, s.CommandLine, e)
 	if t := s.TargetOfKind(KindObgate); t != nil {
@@ -105,7 +109,7 @@ func RenderReport(s *Summary, plots []Plot, links ReportLinks) string {
 
 func writeMainTable(b *strings.Builder, s *Summary, workload string) {
 	direct := s.TargetOfKind(KindDirect)
-	haproxy := s.TargetOfKind(KindHAProxy)
+	haproxy, haproxyOB := s.haproxyOf(""), s.haproxyOf(ModeOceanBase)
 	obsim := s.TargetOfKind(KindOBSim)
 	syscalls := s.Settings.SyscallCounter != ""
 	head := []string{"threads"}
@@ -123,8 +127,11 @@ func writeMainTable(b *strings.Builder, s *Summary, workload string) {
 	type ratio struct{ num, den string }
 	var ratios []ratio
 	for _, t := range s.Targets {
-		if t.Kind == KindObgate && t.Mode == "" && haproxy != nil {
+		switch {
+		case t.Kind == KindObgate && t.Mode == "" && haproxy != nil:
 			ratios = append(ratios, ratio{t.Name, haproxy.Name})
+		case t.Kind == KindObgate && t.Mode == ModeOceanBase && haproxyOB != nil:
+			ratios = append(ratios, ratio{t.Name, haproxyOB.Name})
 		}
 	}
 	for _, t := range s.Targets {

@@ -33,6 +33,10 @@ const (
 	TargetOBSim = "obsim"
 	// TargetObgateOB is obgate in OceanBase mode in front of that cluster.
 	TargetObgateOB = "obgate-ob"
+	// TargetHAProxyOB is HAProxy in TCP mode in front of the same obsim
+	// node: OceanBase mode's proxy reference (obsim's own cost is then the
+	// same on both sides).
+	TargetHAProxyOB = "haproxy-ob"
 )
 
 // ExtraTarget is another obgate process, started with extra arguments after
@@ -293,7 +297,7 @@ func checkConfig(cfg *Config) error {
 		}
 		seen[name] = true
 		if kindOf(*cfg, name) == "" {
-			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate, obsim, obgate-ob and names given with --target or --ob-target)", name)
+			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate, obsim, obgate-ob, haproxy-ob and names given with --target or --ob-target)", name)
 		}
 	}
 	switch cfg.SyscallCounter {
@@ -305,7 +309,7 @@ func checkConfig(cfg *Config) error {
 	if cfg.SysbenchBin, err = exec.LookPath(orDefault(cfg.SysbenchBin, "sysbench")); err != nil {
 		return fmt.Errorf("sysbench not found (apt-get install sysbench): %w", err)
 	}
-	if seen[TargetHAProxy] {
+	if seen[TargetHAProxy] || seen[TargetHAProxyOB] {
 		if cfg.HAProxyBin, err = lookPath(orDefault(cfg.HAProxyBin, "haproxy"), "/usr/sbin"); err != nil {
 			return fmt.Errorf("haproxy not found (apt-get install haproxy, or leave it out of --targets): %w", err)
 		}
@@ -348,7 +352,7 @@ func checkConfig(cfg *Config) error {
 // oceanBase reports whether target name runs in front of obsim.
 func (cfg Config) oceanBase(name string) bool {
 	switch name {
-	case TargetOBSim, TargetObgateOB:
+	case TargetOBSim, TargetObgateOB, TargetHAProxyOB:
 		return true
 	}
 	for _, e := range cfg.Extras {
@@ -375,7 +379,7 @@ func kindOf(cfg Config, name string) string {
 	switch name {
 	case TargetDirect:
 		return KindDirect
-	case TargetHAProxy:
+	case TargetHAProxy, TargetHAProxyOB:
 		return KindHAProxy
 	case TargetObgate, TargetObgateOB:
 		return KindObgate
@@ -500,7 +504,15 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 			if err != nil {
 				return targets, cleanup, err
 			}
-			p, _, err := StartHAProxy(ctx, cfg.HAProxyBin, outDir, cfg.HAProxy, port, backend)
+			to, dir := backend, outDir
+			if t.Mode == ModeOceanBase {
+				// Sysbench logs in to the node through it, as straight to it.
+				to, t.User, dir = sim.Addr(), OBDirectUser, filepath.Join(outDir, name)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return targets, cleanup, err
+				}
+			}
+			p, _, err := StartHAProxy(ctx, cfg.HAProxyBin, dir, cfg.HAProxy, port, to)
 			if err != nil {
 				return targets, cleanup, err
 			}

@@ -51,7 +51,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("sysbench-suite", flag.ContinueOnError)
 	var (
-		targets     = fs.String("targets", "direct,haproxy,obgate,obsim,obgate-ob", "comma-separated targets to run, in column order: direct, haproxy, obgate, obsim (a simulated OceanBase node), obgate-ob (obgate in OceanBase mode in front of it) and names defined with --target or --ob-target")
+		targets     = fs.String("targets", "direct,haproxy,obgate,obsim,haproxy-ob,obgate-ob", "comma-separated targets to run, in column order: direct, haproxy, obgate, obsim (a simulated OceanBase node), haproxy-ob (HAProxy in front of that node), obgate-ob (obgate in OceanBase mode in front of it) and names defined with --target or --ob-target")
 		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
 		obsimBin    = fs.String("obsim", "bin/obsim", "obsim binary for the OceanBase-mode targets (relative to the repository root)")
 		syscalls    = fs.String("syscalls", suite.CounterPerf, "count the proxies' system calls during each measured run: perf, or none")
