@@ -15,10 +15,10 @@ import (
 // (internal/npbound) is driven by the poller itself: after each read of
 // the client connection the poller looks at the buffered command
 // (onClientInput), and when it is one the fast path takes (pollable: a
-// whole COM_QUERY or COM_STMT_EXECUTE of at most classifyLen bytes, as
-// the command table says (polled), its
-// server session open, in step and on netpoll, nothing that needs a round
-// trip first) it runs serveCommand right there: the route comes from
+// whole command of at most classifyLen bytes that the command table marks
+// polled, COM_QUERY and COM_STMT_EXECUTE; its server session open, in
+// step and on netpoll; nothing that needs a round trip first) it runs
+// serveCommand right there: the route comes from
 // cached state, the request goes straight to the server's socket, and the
 // command stops, awaiting its answer (pollAwaiting), without a goroutine.
 // After each read of the server connection the poller relays what arrived
