@@ -33,7 +33,7 @@ type outcome struct {
 	err     error // the relay's error (nil when answered)
 }
 
-// relay streams the answer to cmd (relayResponse), says how far it got
+// relay streams the answer to cmd (runRelay), says how far it got
 // and what failed, and tells the server's health entry.
 func (st *statement) relay(cmd mysqlproto.Command) outcome {
 	st.relayBegin(cmd)

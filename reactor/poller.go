@@ -104,12 +104,10 @@ type answerWait struct {
 	err      error
 }
 
-// Counters of the poller path (tests and metrics read them).
+// Counters of the poller path (tests read them).
 var (
-	polledCommands  atomic.Uint64 // commands that started on the poller
-	polledFinished  atomic.Uint64 // ... and ended there
-	pollerHandOffs  atomic.Uint64 // commands handed to a goroutine
-	pollerSlowStart atomic.Uint64 // ... of which before anything ran (resumeCommand)
+	polledFinished atomic.Uint64 // commands that started and ended on the poller
+	pollerHandOffs atomic.Uint64 // commands handed to a goroutine
 )
 
 // onClientInput runs on the poller after each read of the client
@@ -157,19 +155,16 @@ func (d *driver) servePolled() {
 			}
 			return
 		case pollSlow:
-			pollerSlowStart.Add(1)
 			d.handOff(resumeCommand)
 			return
 		}
 		d.kicked.Store(false)
 		d.polled = true
-		polledCommands.Add(1)
 		err := s.serveCommandContained()
 		d.polled = false
 		switch err {
 		case errNotFast:
 			s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
-			pollerSlowStart.Add(1)
 			d.handOff(resumeCommand)
 			return
 		case errAwaiting:

@@ -62,15 +62,8 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true}
 }
 
-// relayResponse streams the server's answer to cmd to the client
-// (blocking; relay wraps it). It returns the number of bytes written to
-// the client.
-func (st *statement) relayResponse(cmd mysqlproto.Command) (int64, error) {
-	st.relayBegin(cmd)
-	defer st.rr.close()
-	return st.runRelay(true)
-}
-
+// close ends the relay's hold on its window, once (relayEnd, or
+// afterCommand for a command that ended without it).
 func (r *responseRelay) close() {
 	if r.open {
 		r.open = false

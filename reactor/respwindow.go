@@ -4,7 +4,7 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// respWindow holds the part of a server's answer that relayResponse has
+// respWindow holds the part of a server's answer that runRelay has
 // received and not yet handed to the client, as one contiguous slice
 // (buf[:end]). Two kinds:
 //

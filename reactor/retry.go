@@ -69,7 +69,7 @@ func (st *statement) mayRetry() bool {
 // after outcome o.
 func (st *statement) mayResend(o outcome) bool { return route.MayResend(st.try(o)) }
 
-// holdsERR reports whether relayResponse should hold back an ERR with
+// holdsERR reports whether runRelay should hold back an ERR with
 // code, the whole answer so far, to send the statement elsewhere.
 func (o *obSession) holdsERR(code uint16) bool {
 	s := o.s
@@ -198,7 +198,7 @@ func (st *statement) repatch(be *serverConn, req []byte) bool {
 	return true
 }
 
-// deliverHeldERR sends the ERR that relayResponse held back, when the
+// deliverHeldERR sends the ERR that runRelay held back, when the
 // statement could not go elsewhere after all.
 func (st *statement) deliverHeldERR() (int64, error) {
 	s := st.s

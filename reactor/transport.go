@@ -203,6 +203,7 @@ func (s *Session) afterCommand(err error) bool {
 	if s.st.kept != nil { // a command that ended before its answer did
 		s.st.releaseKept()
 	}
+	s.st.rr.close() // a relay a panic cut short
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)
 	s.side.commandDone()

@@ -279,33 +279,12 @@ func TestTuningArgs(t *testing.T) {
 // obsim (not with MariaDB or HAProxy), obsim gets no proxy columns, and
 // every proxy gets its system calls per query.
 func TestRenderReportOceanBase(t *testing.T) {
-	ps, err := ParseSysbench(readTestdata(t, "oltp_read_write-histogram.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := []TargetInfo{
+	s := oneCellSummary(t, []TargetInfo{
 		{Name: "direct", Kind: KindDirect},
 		{Name: "obgate", Kind: KindObgate},
 		{Name: "obsim", Kind: KindOBSim, Mode: ModeOceanBase, User: OBDirectUser},
 		{Name: "obgate-ob", Kind: KindObgate, Mode: ModeOceanBase, User: OBUser},
-	}
-	scale := map[string]float64{"direct": 1, "obgate": 0.5, "obsim": 0.8, "obgate-ob": 0.4}
-	syscalls := map[string]Num{"obgate": 4.75, "obgate-ob": 5.126}
-	var runs []Measurement
-	for _, tg := range targets {
-		r := Measurement{Workload: "oltp_read_write", Threads: 8, Target: tg.Name, Kind: tg.Kind, Round: 1, Stats: ps,
-			ProxyCPUUsPerQuery: NaN, ProxySyscallsPerQuery: NaN}
-		r.Stats.QPS = 1000 * scale[tg.Name]
-		if tg.IsProxy() {
-			r.ProxyCPUUsPerQuery, r.ProxySyscallsPerQuery = 30, syscalls[tg.Name]
-		}
-		runs = append(runs, r)
-	}
-	s := &Summary{
-		Settings: Settings{Workloads: []string{"oltp_read_write"}, Threads: []int{8}, SyscallCounter: CounterPerf},
-		Targets:  targets,
-	}
-	s.Cells = Summarize(runs, s.Settings.Workloads, s.Settings.Threads, targets)
+	}, map[string]float64{"direct": 1, "obgate": 0.5, "obsim": 0.8, "obgate-ob": 0.4})
 	if c := s.Cell("oltp_read_write", 8, "obgate-ob"); c.ProxySyscallsPerQuery != 5.126 {
 		t.Errorf("median syscalls %v", c.ProxySyscallsPerQuery)
 	}
@@ -337,38 +316,14 @@ func TestRenderReportOceanBase(t *testing.T) {
 // obsim node too, OceanBase mode's obgate is compared with that HAProxy,
 // and mysql mode's with the HAProxy in front of MariaDB.
 func TestRenderReportHAProxyInFrontOfOBSim(t *testing.T) {
-	ps, err := ParseSysbench(readTestdata(t, "oltp_read_write-histogram.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	targets := []TargetInfo{
+	s := oneCellSummary(t, []TargetInfo{
 		{Name: "direct", Kind: KindDirect},
 		{Name: "obgate", Kind: KindObgate},
 		{Name: "obsim", Kind: KindOBSim, Mode: ModeOceanBase, User: OBDirectUser},
 		{Name: "haproxy", Kind: KindHAProxy},
 		{Name: "haproxy-ob", Kind: KindHAProxy, Mode: ModeOceanBase, User: OBDirectUser},
 		{Name: "obgate-ob", Kind: KindObgate, Mode: ModeOceanBase, User: OBUser},
-	}
-	scale := map[string]float64{"direct": 1, "obgate": 0.5, "obsim": 0.8, "haproxy": 0.5, "haproxy-ob": 0.5, "obgate-ob": 0.4}
-	syscalls := map[string]Num{"obgate": 4.75, "obgate-ob": 5.126}
-	var runs []Measurement
-	for _, tg := range targets {
-		r := Measurement{Workload: "oltp_read_write", Threads: 8, Target: tg.Name, Kind: tg.Kind, Round: 1, Stats: ps,
-			ProxyCPUUsPerQuery: NaN, ProxySyscallsPerQuery: NaN}
-		r.Stats.QPS = 1000 * scale[tg.Name]
-		if tg.IsProxy() {
-			r.ProxyCPUUsPerQuery, r.ProxySyscallsPerQuery = 30, syscalls[tg.Name]
-		}
-		runs = append(runs, r)
-	}
-	s := &Summary{
-		Settings: Settings{Workloads: []string{"oltp_read_write"}, Threads: []int{8}, SyscallCounter: CounterPerf},
-		Targets:  targets,
-	}
-	s.Cells = Summarize(runs, s.Settings.Workloads, s.Settings.Threads, targets)
-	if c := s.Cell("oltp_read_write", 8, "obgate-ob"); c.ProxySyscallsPerQuery != 5.126 {
-		t.Errorf("median syscalls %v", c.ProxySyscallsPerQuery)
-	}
+	}, map[string]float64{"direct": 1, "obgate": 0.5, "obsim": 0.8, "haproxy": 0.5, "haproxy-ob": 0.5, "obgate-ob": 0.4})
 	md := RenderReport(s, nil, ReportLinks{})
 	head := lineStarting(md, "| threads | direct QPS")
 	// Each obgate with the HAProxy in front of its own servers.
@@ -386,4 +341,32 @@ func TestRenderReportHAProxyInFrontOfOBSim(t *testing.T) {
 	if !strings.Contains(row, "| 1.00 | 0.80 |") {
 		t.Errorf("row %q lacks the ratios 1.00 (obgate/haproxy) and 0.80 (obgate-ob/haproxy-ob)", row)
 	}
+}
+
+// oneCellSummary is a summary of one oltp_read_write cell at 8 threads in
+// which each target ran 1000 × scale[name] QPS, every proxy 30 µs of CPU
+// per query, obgate 4.75 and obgate-ob 5.126 system calls per query.
+func oneCellSummary(t *testing.T, targets []TargetInfo, scale map[string]float64) *Summary {
+	t.Helper()
+	ps, err := ParseSysbench(readTestdata(t, "oltp_read_write-histogram.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscalls := map[string]Num{"obgate": 4.75, "obgate-ob": 5.126}
+	var runs []Measurement
+	for _, tg := range targets {
+		r := Measurement{Workload: "oltp_read_write", Threads: 8, Target: tg.Name, Kind: tg.Kind, Round: 1, Stats: ps,
+			ProxyCPUUsPerQuery: NaN, ProxySyscallsPerQuery: NaN}
+		r.Stats.QPS = 1000 * scale[tg.Name]
+		if tg.IsProxy() {
+			r.ProxyCPUUsPerQuery, r.ProxySyscallsPerQuery = 30, syscalls[tg.Name]
+		}
+		runs = append(runs, r)
+	}
+	s := &Summary{
+		Settings: Settings{Workloads: []string{"oltp_read_write"}, Threads: []int{8}, SyscallCounter: CounterPerf},
+		Targets:  targets,
+	}
+	s.Cells = Summarize(runs, s.Settings.Workloads, s.Settings.Threads, targets)
+	return s
 }
