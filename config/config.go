@@ -133,7 +133,8 @@ type Config struct {
 	MonitorItemMaxIdlePeriod    time.Duration
 	InternalCmdMemLimited       int64
 
-	// Accepted so that ODP start scripts keep working; obgate does not use them.
+	// Event loops, memory, and items accepted so that ODP start scripts keep working (their
+	// docs say which change nothing).
 	WorkThreadNum             int64
 	AutomaticMatchWorkThread  bool
 	ProxyMemLimited           int64

@@ -99,6 +99,13 @@ func (it *Item) Level() Level { return it.level }
 // Doc returns the one-line description (the info column of SHOW PROXYCONFIG).
 func (it *Item) Doc() string { return it.doc }
 
+// inertPrefix starts the doc of every item that obgate accepts, so that ODP's start scripts and
+// config files keep working, but that changes nothing; the rest of the doc says why.
+const inertPrefix = "Accepted for ODP compatibility; changes nothing: "
+
+// Inert reports whether the item is accepted for ODP compatibility and changes nothing.
+func (it *Item) Inert() bool { return strings.HasPrefix(it.doc, inertPrefix) }
+
 // Range returns the allowed range in ODP notation, or for enumerated strings the choices
 // joined by "|" (the empty choice is written as two single quotes), or "".
 func (it *Item) Range() string {

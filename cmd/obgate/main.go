@@ -123,7 +123,7 @@ func serve(store *config.Store, log *slog.Logger) error {
 		}()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
-	log.Info("obgate listening", "addr", ln.Addr().String(), "version", version,
+	log.Info("obgate listening", "addr", ln.Addr().String(), "version", version, "app_name", cfg.AppName,
 		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
 		"client_io_mode", cfg.ClientIOMode)
 
