@@ -109,7 +109,7 @@ func TestRequiredItems(t *testing.T) {
 		"enable_prometheus":                   {"true", true},
 		"rootservice_list":                    {"", true},
 		"rootservice_cluster_name":            {"undefined", true},
-		"server_routing_mode":                 {"oceanbase", false},
+		"server_routing_mode":                 {"oceanbase", true}, // ODP: dynamic; obgate builds its server side at start
 		"client_max_connections":              {"8192", false},
 		"obproxy_sys_password":                {"", false},
 		"mysql_version":                       {"", false},
