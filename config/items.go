@@ -92,7 +92,7 @@ var itemTable = []Item{
 		doc: "Unanswered TCP keepalive probes before a client connection is dropped; 0 = kernel default.",
 		ref: intRef(func(c *Config) *int64 { return &c.ClientTCPKeepCnt })},
 	{name: "client_tcp_user_timeout", def: "0", rng: "[0,20]", level: LevelUser,
-		doc: "TCP_USER_TIMEOUT of client connections in seconds; 0 = none.",
+		doc: "TCP_USER_TIMEOUT of client connections in seconds (unacknowledged data fails the connection after this long); 0 = the kernel default. Applies to connections accepted after a change.",
 		ref: intRef(func(c *Config) *int64 { return &c.ClientTCPUserTimeout })},
 	{name: "server_tcp_keepidle", def: "5", rng: "[0,7200]", level: LevelUser,
 		doc: "Seconds a server connection is idle before TCP keepalive probes start; 0 = kernel default.",
@@ -104,7 +104,7 @@ var itemTable = []Item{
 		doc: "Unanswered TCP keepalive probes before a server connection is dropped; 0 = kernel default.",
 		ref: intRef(func(c *Config) *int64 { return &c.ServerTCPKeepCnt })},
 	{name: "server_tcp_user_timeout", def: "0", rng: "[0,20]", level: LevelUser,
-		doc: "TCP_USER_TIMEOUT of server connections in seconds; 0 = none.",
+		doc: "TCP_USER_TIMEOUT of server connections in seconds (a server that vanished without a reset is given up after this long instead of about 15 minutes of retransmissions); 0 = the kernel default. Applies to connections opened after a change.",
 		ref: intRef(func(c *Config) *int64 { return &c.ServerTCPUserTimeout })},
 
 	// Users and authentication.

@@ -162,7 +162,7 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	entry := srv.health.Entry(c, addr)
 	timeout := min(cfg.ShortAsyncTaskTimeout, cfg.DetectServerTimeout)
 	start := time.Now()
-	be, h, pio, err := srv.dialServer(ctx, addr, timeout, keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt))
+	be, h, pio, err := srv.dialServer(ctx, addr, serverDialer(cfg, timeout))
 	switch {
 	case err == nil:
 		entry.ConnectSucceeded()
@@ -191,9 +191,10 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	return nil, nil, nil, err
 }
 
-// dialServer opens a connection to addr and reads its handshake.
-func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Duration, ka net.KeepAliveConfig) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
-	d := net.Dialer{Timeout: timeout, KeepAliveConfig: ka}
+// dialServer opens a connection to addr with d and reads its handshake
+// within d.Timeout.
+func (srv *Server) dialServer(ctx context.Context, addr string, d net.Dialer) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
+	timeout := d.Timeout
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -229,17 +230,6 @@ func (srv *Server) dialServer(ctx context.Context, addr string, timeout time.Dur
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return &serverConn{conn: conn, addr: addr, threadID: h.ConnectionID}, h, pio, nil
-}
-
-// keepAlive builds TCP keepalive settings from ODP's keepidle/keepintvl/
-// keepcnt items (seconds; 0 leaves the system default).
-func keepAlive(idle, intvl, cnt int64) net.KeepAliveConfig {
-	return net.KeepAliveConfig{
-		Enable:   true,
-		Idle:     time.Duration(idle) * time.Second,
-		Interval: time.Duration(intvl) * time.Second,
-		Count:    int(cnt),
-	}
 }
 
 // serverIO returns the session's serverIO, choosing it on first use from

@@ -40,8 +40,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 	count := srv.clients.Add(1)
 	defer s.containPanic(panicLogin)
 	if tc, ok := conn.(*net.TCPConn); ok {
-		cfg := srv.cfg.Load()
-		_ = tc.SetKeepAliveConfig(keepAlive(cfg.ClientTCPKeepIdle, cfg.ClientTCPKeepIntvl, cfg.ClientTCPKeepCnt))
+		tuneClientConn(tc, srv.cfg.Load())
 	}
 	err := s.handshake(count)
 	if err != nil {
