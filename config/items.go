@@ -276,7 +276,7 @@ var itemTable = []Item{
 		doc: "Refuse a transaction whose first statement after BEGIN names no table.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableBadRouteReject })},
 	{name: "init_sql", def: "", level: LevelSys,
-		doc: "Statement sent on every new server session after login.",
+		doc: "Statement sent on every new server session right after its login, before the client's first statement there (and before a client's login returns); it must answer OK (a SET, say). An error fails that login or statement with OB_SEND_INIT_SQL_ERROR (8006). ODP sends it on the first server session only.",
 		ref: strRef(func(c *Config) *string { return &c.InitSQL })},
 
 	// Protocol.

@@ -70,6 +70,7 @@ func (s *Session) setSide(cfg *config.Config) {
 // the session's routing mode does it (serverSide.login).
 func (s *Session) handshake(count int64) error {
 	cfg := s.srv.cfg.Load()
+	s.cfg = cfg // the login's commands (init_sql, syncs) read it
 	deadline := time.Now().Add(cfg.ClientHandshakeTimeout)
 	_ = s.rawConn.SetDeadline(deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)

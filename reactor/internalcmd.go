@@ -11,6 +11,11 @@ import (
 	"obgate/mysqlproto"
 )
 
+// errUnexpectedAnswer: one of obgate's own commands was answered with
+// something it cannot take (rows where an OK was due); the server session
+// is mid-answer and must be closed.
+var errUnexpectedAnswer = errors.New("unexpected response")
+
 // internalRoundTrip runs one of obgate's own commands on be and reads its
 // answer, which must be a single OK (or ERR). Its session-state report is
 // learned like a client statement's.
@@ -73,7 +78,7 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 			return nil, sc.Err()
 		case mysqlproto.ScanNeedMore:
 		default:
-			return nil, fmt.Errorf("unexpected response to %s", mysqlproto.Command(payload[0]))
+			return nil, fmt.Errorf("%w to %s", errUnexpectedAnswer, mysqlproto.Command(payload[0]))
 		}
 		if sc.Done() {
 			if dec != win.end {

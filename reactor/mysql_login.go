@@ -138,6 +138,20 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 		if len(p) == 0 {
 			return quit(QuitServerProto, mysqlproto.ErrMalformed)
 		}
+		if p[0] == mysqlproto.OKHeader {
+			// init_sql runs before the client learns it is logged in.
+			ok, _ := mysqlproto.ParseOK(p, s.caps)
+			be.status = ok.Status
+			if err := s.st.runInitSQL(be); err != nil {
+				var se *mysqlproto.SQLError
+				if errors.As(err, &se) {
+					_ = cpio.WritePacketFlush(se.AppendPacket(nil))
+					return quit(QuitServerProto, err)
+				}
+				_ = cpio.WritePacketFlush(lostServer(be.addr).AppendPacket(nil))
+				return quit(QuitServerNetwork, err)
+			}
+		}
 		if err := cpio.WritePacketFlush(p); err != nil {
 			return quit(QuitClientNetwork, err)
 		}

@@ -235,7 +235,14 @@ func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*serverConn, erro
 	} else {
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
-	if _, err := ownLogin(be, pio, &r, loginDeadline(ctx, s.cfg)); err != nil {
+	p, err := ownLogin(be, pio, &r, loginDeadline(ctx, s.cfg))
+	if err != nil {
+		return nil, fmt.Errorf("log in on %s: %w", addr, err)
+	}
+	ok, _ := mysqlproto.ParseOK(p, r.Capability)
+	be.status = ok.Status
+	if err := s.st.runInitSQL(be); err != nil {
+		be.close()
 		return nil, fmt.Errorf("log in on %s: %w", addr, err)
 	}
 	return be, nil

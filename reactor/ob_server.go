@@ -62,6 +62,10 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 	}
 	be.status = ok.Status
 	be.touch()
+	if err := s.st.runInitSQL(be); err != nil {
+		be.close()
+		return nil, nil, err
+	}
 	if !first {
 		// A saved login starts with the server's defaults: nothing of the
 		// client's state but what the login itself carried.
