@@ -293,10 +293,10 @@ var itemTable = []Item{
 		doc: "Compression for the compressed and OB 2.0 protocols, zlib:<0-9>; empty = protocol default, zlib:0 = none.",
 		ref: strRef(func(c *Config) *string { return &c.CompressionAlgorithm })},
 	{name: "tunnel_request_size_threshold", def: "8KB", rng: "(0,16MB]", level: LevelUser,
-		doc: "Requests larger than this are streamed to the server and never retried.",
+		doc: "A request longer than this is never sent again to another server after a failure (ODP tunnels it); obgate streams every request in pieces of at most 64 KiB either way.",
 		ref: capRef(func(c *Config) *int64 { return &c.TunnelRequestSizeThreshold })},
 	{name: "request_buffer_length", def: "4KB", rng: "[1KB,16MB]", level: LevelUser,
-		doc: "Size of the buffer that keeps a request for a possible retry.",
+		doc: "How much of a statement obgate reads to decide what it is and where it goes (kind, tables, partition keys, hints); a longer statement is routed by that prefix and never sent again to another server. Values above 64KB count as 64KB.",
 		ref: capRef(func(c *Config) *int64 { return &c.RequestBufferLength })},
 
 	// Logging, metrics and admin.

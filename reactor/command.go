@@ -3,16 +3,25 @@ package reactor
 import (
 	"bytes"
 	"errors"
+	"obgate/config"
 	"time"
 
 	"obgate/mysqlproto"
 	"obgate/route"
 )
 
-// classifyLen is how much of a COM_QUERY obgate looks at before
-// forwarding it: enough for the statement kind and for internal commands,
-// which are short.
+// classifyLen is the largest command the poller serves itself (the
+// default of request_buffer_length, ODP's 4 KiB).
 const classifyLen = 4096
+
+// factsLen is how much of a command obgate reads before it decides what
+// the command is and where it goes: request_buffer_length, at most one
+// chunk (64 KiB). A longer statement is routed by that prefix (its facts
+// say Incomplete) and is never sent again to another server, as ODP treats
+// a request longer than its request buffer.
+func factsLen(cfg *config.Config) int {
+	return int(min(cfg.RequestBufferLength, chunkSize))
+}
 
 // serveCommand reads one command from the client and answers it. It runs
 // on the goroutine that owns the session and consumes exactly the
@@ -33,14 +42,15 @@ func (s *Session) serveCommand() error {
 		return quitWith(QuitClientProto, mysqlproto.ErrMalformed,
 			mysqlproto.NewSQLError(mysqlproto.ERUnknownComError, "Empty command packet"))
 	}
-	head, err := s.client.Peek(mysqlproto.HeaderLen + min(n, classifyLen))
+	s.cfg = s.srv.cfg.Load()
+	look := factsLen(s.cfg)
+	head, err := s.client.Peek(mysqlproto.HeaderLen + min(n, look))
 	if err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	cmd := mysqlproto.Command(head[mysqlproto.HeaderLen])
 	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
-	whole := n <= classifyLen
-	s.cfg = s.srv.cfg.Load()
+	whole := n <= look
 	s.st = s.st.next()
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()

@@ -99,6 +99,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 			}
 			sent += int64(len(p))
 			st.kept = p
+			st.noteTunnel(p)
 			return true, nil
 		}
 		if first && last {
@@ -110,7 +111,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 		}
 		sent += int64(len(p))
-		if keep && first && last {
+		if keep && first && last && !st.noteTunnel(p) {
 			st.kept = p
 			return true, nil
 		}
@@ -121,6 +122,14 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 		return sent, s.side.brokeBeforeAnswer(broke)
 	}
 	return sent, err
+}
+
+// noteTunnel marks a request longer than tunnel_request_size_threshold as
+// tunnelled, as ODP calls a request it streams: it is never sent again to
+// another server, whatever the outcome. It reports whether p is one.
+func (st *statement) noteTunnel(p []byte) bool {
+	st.tunneled = int64(len(p)-mysqlproto.HeaderLen) > st.s.cfg.TunnelRequestSizeThreshold
+	return st.tunneled
 }
 
 // writeWhole writes a one-piece request to the current server session. A

@@ -51,7 +51,7 @@ func (st *statement) try(o outcome) route.Try {
 		Failure:  o.fail,
 		Code:     o.errCode,
 		ReadOnly: st.resendable,
-		Kept:     st.kept != nil && (!st.patchOn || st.retryPS != nil),
+		Kept:     st.kept != nil && !st.tunneled && (!st.patchOn || st.retryPS != nil),
 		Bound:    st.txnBefore || s.side.bound() || st.routeBound,
 		Stopped:  s.closeReq.Load() != closeNone || s.killsPending.Load() > 0, // a KILL or a shutdown broke it, not its server
 		Resends:  st.resends,

@@ -24,6 +24,9 @@ type statement struct {
 	// streamed or already released.
 	kept      []byte
 	keptOwned bool
+	// tunneled says the request is longer than
+	// tunnel_request_size_threshold: never sent again (noteTunnel).
+	tunneled bool
 	// resends counts how often the statement was sent again; resendable
 	// says it only reads, so a server break may send it again
 	// (route.MayResend).
