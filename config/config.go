@@ -126,6 +126,7 @@ type Config struct {
 
 	// Logging, metrics and admin.
 	SyslogLevel                 string
+	LogDir                      string
 	MaxLogFileSize              int64
 	PrometheusSyncInterval      time.Duration
 	EnableExtraPrometheusMetric bool

@@ -22,6 +22,7 @@ import (
 type Monitor struct {
 	cfg     *config.Store
 	log     *slog.Logger
+	diag    *slog.Logger // the diagnosis log (SetDiagnosis); nil for none
 	now     func() time.Time
 	metrics *monitorMetrics
 
@@ -58,6 +59,11 @@ func (m *Monitor) SetLogger(l *slog.Logger) {
 		m.log = l
 	}
 }
+
+// SetDiagnosis sets the diagnosis log, which gets a line for every list
+// change while connection_diagnosis_option bit 1 is set; call before
+// Start. nil writes none.
+func (m *Monitor) SetDiagnosis(l *slog.Logger) { m.diag = l }
 
 // SetMetrics registers the monitor's metrics in reg; call before Start.
 func (m *Monitor) SetMetrics(reg *metrics.Registry) {
@@ -272,5 +278,12 @@ func (m *Monitor) logChange(e *Entry, list string, on bool, kv ...any) {
 		m.log.Warn("server blocklisted", args...)
 	} else {
 		m.log.Info("server cleared", args...)
+	}
+	if m.diag != nil && m.cfg.Load().ConnectionDiagnosisOption&1 != 0 {
+		state := "cleared"
+		if on {
+			state = "blocked"
+		}
+		m.diag.Info("blocklist", append([]any{"event", "blocklist", "change", state, "server_addr", e.addr, "cluster_name", e.cluster, "list", list}, kv...)...)
 	}
 }

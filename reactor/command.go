@@ -154,7 +154,7 @@ func (st *statement) mysqlCommand(cmd mysqlproto.Command, body []byte, whole boo
 func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
 	s := st.s
 	sent, err := st.relayPacket(n, true)
-	s.srv.metrics.bytesFromClient.Add(int(sent))
+	s.countIn(int(sent))
 	if err != nil {
 		st.releaseKept()
 		return st.answerFailure(err, kind, start)
@@ -210,7 +210,7 @@ func (st *statement) answerFrom(o outcome, cmd mysqlproto.Command, kind route.St
 		o.written, o.err = st.deliverHeldERR()
 		o.fail, o.stage = route.FailNone, stageAnswered
 	}
-	s.srv.metrics.bytesToClient.Add(int(o.written))
+	s.countOut(int(o.written))
 	if err := o.err; err != nil {
 		var se *statementError
 		if errors.As(err, &se) {

@@ -59,7 +59,7 @@ func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 			return s.side.brokeBeforeAnswer(err)
 		}
 	}
-	s.srv.metrics.bytesFromClient.Add(len(pkt))
+	s.countIn(len(pkt))
 	return nil
 }
 

@@ -50,6 +50,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 		return
 	}
 	srv.metrics.newClientOK.Inc()
+	s.loggedIn.Store(true)
 	s.drv.serveTransport()
 }
 
@@ -288,6 +289,9 @@ func (srv *Server) admission(count int64, cfg *config.Config) *loginRefusal {
 	case srv.draining.Load():
 		return &loginRefusal{mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "obgate is shutting down"), QuitShutdown, nil}
 	case cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections:
+		if cfg.EnableClientConnectionLRUDisconnect && srv.closeLeastRecentlyUsed() {
+			return nil
+		}
 		return &loginRefusal{mysqlproto.NewSQLError(mysqlproto.ERTooManyUserConnections, "Too many sessions"), QuitLimit,
 			fmt.Errorf("%d client connections, client_max_connections is %d", count, cfg.ClientMaxConnections)}
 	}
@@ -298,4 +302,29 @@ func (srv *Server) admission(count int64, cfg *config.Config) *loginRefusal {
 func (r *loginRefusal) answer(cpio *mysqlproto.PacketIO) error {
 	_ = cpio.WritePacketFlush(r.reply.AppendPacket(nil))
 	return quit(r.source, r.cause)
+}
+
+// closeLeastRecentlyUsed closes the client session idle for longest, to
+// make room for a new one at client_max_connections
+// (enable_client_connection_lru_disconnect). Sessions in a command or a
+// transaction and administrator sessions are spared. It reports whether
+// it found one; the count drops when that session's teardown ends.
+func (srv *Server) closeLeastRecentlyUsed() bool {
+	var victim *Session
+	var oldest int64
+	srv.eachSession(func(s *Session) {
+		if s.State() != StateIdle || s.admin || s.inTrans.Load() {
+			return
+		}
+		if t := s.lastActive.Load(); victim == nil || t < oldest {
+			victim, oldest = s, t
+		}
+	})
+	if victim == nil {
+		return false
+	}
+	srv.log.Info("closed the least recently used client for a new one at client_max_connections",
+		"session", victim.id, "idle", time.Since(time.Unix(0, oldest)).Round(time.Millisecond))
+	victim.closeFor(closeNow, QuitLimit, reasonLRU)
+	return true
 }

@@ -15,6 +15,7 @@ func (srv *Server) startHealth(opts Options) {
 	m := srv.health
 	if srv.ownHealth {
 		m.SetLogger(srv.log)
+		m.SetDiagnosis(srv.diag)
 		m.SetMetrics(opts.Metrics)
 	}
 	m.OnDetectDead(func(cluster, addr string) {

@@ -93,13 +93,13 @@ func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 		if tinfo.User != s.userName() {
 			return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id), start)
 		}
-		target.requestClose(closeNow)
+		target.closeFor(closeNow, QuitKilled, "kill")
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
 	err := s.st.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
-		target.requestClose(closeNow)
+		target.closeFor(closeNow, QuitKilled, "kill")
 	}
 	return err
 }
@@ -200,7 +200,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 	}
 	if tinfo.ServerAddr == "" {
 		if !k.query {
-			target.requestClose(closeNow) // nothing runs yet
+			target.closeFor(closeNow, QuitKilled, "kill") // nothing runs yet
 		}
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
@@ -221,7 +221,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 	}
 	err := o.killOn(be, appendKill(nil, k.query, tinfo.ServerID), start)
 	if err == nil && !k.query && !s.st.killFailed {
-		target.requestClose(closeNow)
+		target.closeFor(closeNow, QuitKilled, "kill")
 	}
 	return err
 }

@@ -150,6 +150,7 @@ func (m *mysqlSide) serverSessions() []*serverConn {
 // dropBroken: the connection closes; the next statement moves the session
 // (or finds its transaction lost).
 func (m *mysqlSide) dropBroken(be *serverConn) {
+	m.s.diagServerLost(be, nil)
 	if m.s.inTrans.Load() {
 		m.s.markTxnBroken()
 	}
@@ -224,7 +225,7 @@ func (m *mysqlSide) serverGone(be *serverConn) {
 		return
 	}
 	if !m.move.canMove.Load() {
-		s.requestClose(closeNow)
+		s.closeFor(closeNow, QuitServerNetwork, "server_closed_connection")
 		return
 	}
 	go func() {
@@ -232,7 +233,7 @@ func (m *mysqlSide) serverGone(be *serverConn) {
 		if s.srv.serverAnswers(be.addr) {
 			m.move.closedOnPurpose.Store(true)
 			if s.State() == StateIdle {
-				s.requestClose(closeNow)
+				s.closeFor(closeNow, QuitServerNetwork, "server_closed_connection")
 			}
 		}
 	}()

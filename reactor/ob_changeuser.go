@@ -126,7 +126,7 @@ func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte,
 		res.lost = err
 		return res, nil
 	}
-	s.srv.metrics.bytesFromClient.Add(len(out))
+	s.countIn(len(out))
 	sp := serverPackets{be: be, timeout: o.queryTimeout()}
 	for range maxChangeUserRounds {
 		p, seq, err := sp.next()
@@ -174,7 +174,7 @@ func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte,
 				res.lost = err
 				return res, nil
 			}
-			s.srv.metrics.bytesFromClient.Add(len(reply))
+			s.countIn(len(reply))
 			continue
 		}
 		res.lost = fmt.Errorf("unexpected answer to COM_CHANGE_USER: %x", p[:min(len(p), 16)])

@@ -112,9 +112,17 @@ func (o *obSession) onPartitionHit(value []byte) {
 	s.srv.metrics.partitionHit(hit)
 	switch {
 	case r.weak && !hit:
-		r.entry.MarkDirty(false)
+		if r.entry.MarkDirty(false) {
+			s.diagRouteMiss(r.entry, "weak read missed its replica", 0)
+		}
 	case !r.weak && r.tablet != nil && r.toLeader != hit:
-		r.entry.MarkDirty(false)
+		if r.entry.MarkDirty(false) {
+			how := "sent to the leader, which did not hold the partition"
+			if !r.toLeader {
+				how = "sent away from the leader, and the server held the partition"
+			}
+			s.diagRouteMiss(r.entry, how, 0)
+		}
 	case !r.weak && r.tablet == nil && hit:
 		// Routed without a partition and still local: nothing is wrong.
 	}
@@ -126,12 +134,12 @@ func (o *obSession) onPartitionHit(value []byte) {
 func (o *obSession) routeFeedbackERR(code uint16) {
 	switch route.LocationFixFor(code) {
 	case route.FixEntryLater:
-		if o.route.entry != nil {
-			o.route.entry.MarkDirty(false)
+		if o.route.entry != nil && o.route.entry.MarkDirty(false) {
+			o.s.diagRouteMiss(o.route.entry, "the server's error says the location is stale", code)
 		}
 	case route.FixEntryNow:
-		if o.route.entry != nil {
-			o.route.entry.MarkDirty(true)
+		if o.route.entry != nil && o.route.entry.MarkDirty(true) {
+			o.s.diagRouteMiss(o.route.entry, "the server's error says the location is wrong", code)
 		}
 	case route.FixTenantNow:
 		o.cluster.MarkTenantDirty(o.tenant)

@@ -291,6 +291,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 				o.notePlan(&rt, addr)
 				return be, nil
 			}
+			s.diagServerLost(be, nil)
 			o.dropServer(be)
 		}
 		be, _, err := o.openServer(ctx, addr, false)
@@ -333,6 +334,7 @@ func (o *obSession) dropServer(be *serverConn) {
 func (o *obSession) dropBrokenServer(be *serverConn) {
 	s := o.s
 	lostTxn := be == o.last && o.serverInTrans()
+	s.diagServerLost(be, nil)
 	o.dropServer(be)
 	if lostTxn {
 		s.markTxnBroken()

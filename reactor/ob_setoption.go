@@ -46,7 +46,7 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 		return s.st.refuse(n, err)
 	}
 	sent, err := s.st.relayPacket(n, false)
-	s.srv.metrics.bytesFromClient.Add(int(sent))
+	s.countIn(int(sent))
 	if err != nil {
 		return err
 	}

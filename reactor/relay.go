@@ -249,7 +249,7 @@ func (st *statement) relayUpload() error {
 		}
 		n, _ := mysqlproto.ParseHeader(hdr)
 		sent, err := st.relayPacket(n, false)
-		s.srv.metrics.bytesFromClient.Add(int(sent))
+		s.countIn(int(sent))
 		if err != nil {
 			return err
 		}

@@ -146,8 +146,13 @@ func (st *statement) closeRefusingServer(what string, code uint16) string {
 func (st *statement) resendKept(o outcome) bool {
 	s := st.s
 	st.resends++
+	from := ""
 	if failed := s.backend; failed != nil {
+		from = failed.addr
 		st.tried = append(st.tried, failed.addr)
+		if o.fail != route.FailHeldERR {
+			s.diagServerLost(failed, o.err) // it broke under the statement
+		}
 		s.side.drop(failed)
 	}
 	be, err := s.side.replacement()
@@ -169,6 +174,7 @@ func (st *statement) resendKept(o outcome) bool {
 	}
 	s.srv.log.Debug("statement sent again to another server", "session", s.id, "server", be.addr,
 		"after", o.fail.String(), "code", o.errCode)
+	st.diagRetry(from, be.addr, o.errCode, o.fail.String())
 	return true
 }
 

@@ -45,12 +45,15 @@ type Options struct {
 	// Health decides which servers may take new requests; nil gets a
 	// monitor of the Server's own.
 	Health *health.Monitor
+	// Diagnosis receives the diagnosis log (diag.go); nil writes none.
+	Diagnosis *slog.Logger
 }
 
 // Server accepts client connections and runs their sessions.
 type Server struct {
 	cfg         *config.Store
 	log         *slog.Logger
+	diag        *slog.Logger // the diagnosis log; nil for none
 	interceptor Interceptor
 	version     string
 	metrics     *reactorMetrics
@@ -101,6 +104,7 @@ func NewServer(opts Options) (*Server, error) {
 		version:     opts.Version,
 		clusters:    opts.Clusters,
 		health:      opts.Health,
+		diag:        opts.Diagnosis,
 	}
 	if srv.health == nil {
 		srv.health = health.NewMonitor(opts.Config)
@@ -222,7 +226,7 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 			// Sessions whose transaction ended since the last look.
 			srv.eachSession(func(s *Session) { s.requestClose(closeWhenIdle) })
 		case <-ctx.Done():
-			srv.eachSession(func(s *Session) { s.requestClose(closeNow) })
+			srv.eachSession(func(s *Session) { s.closeFor(closeNow, QuitShutdown, "drain_timeout") })
 			<-done
 			srv.closePoller()
 			return ctx.Err()
@@ -294,7 +298,7 @@ func (srv *Server) KillSession(id uint32) error {
 	if !ok {
 		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", id)
 	}
-	s.requestClose(closeNow)
+	s.closeFor(closeNow, QuitKilled, "kill_proxysession")
 	return nil
 }
 

@@ -71,6 +71,10 @@ type lifecycle struct {
 	// (route.Try.Stopped).
 	killsPending atomic.Int32
 	torndown     atomic.Bool // teardown ran or runs
+	// endWhy is why the session ends, noted before its close (noteEnd);
+	// loggedIn says the login finished. Both are for the diagnosis line.
+	endWhy   atomic.Pointer[endCause]
+	loggedIn atomic.Bool
 }
 
 // clientConn is the session's client connection.
@@ -107,6 +111,10 @@ type activity struct {
 	transCount atomic.Uint64
 	stmtCount  atomic.Uint64
 	lastActive atomic.Int64 // unix nanoseconds of the last command's end
+	// bytesIn and bytesOut count the client's bytes relayed to and from
+	// servers (countIn, countOut): written only by the command's owner,
+	// read at teardown, after it.
+	bytesIn, bytesOut int64
 	// waitTimeout is the client's idle limit in nanoseconds (OceanBase
 	// mode; 0 means none), written by the owner, read by the sweeper.
 	waitTimeout atomic.Int64

@@ -19,7 +19,7 @@ const defaultWaitTimeout = 8 * time.Hour
 // sweepLoop runs on its own goroutine until stop is closed: it closes
 // idle server sessions of idle clients (server_idle_timeout, except the
 // one a client used last) and, in OceanBase mode, idle clients past their
-// wait_timeout. A server there never closes an idle client, because a
+// wait_timeout, other idle clients past default_inactivity_timeout. A server there never closes an idle client, because a
 // server session that it closes is replaced invisibly (flash-break), so
 // obgate enforces the limit the client set, as ODP does.
 func (srv *Server) sweepLoop(stop <-chan struct{}) {
@@ -40,12 +40,23 @@ func (srv *Server) sweepLoop(stop <-chan struct{}) {
 func (srv *Server) sweep(now time.Time) {
 	cfg := srv.cfg.Load()
 	srv.eachSession(func(s *Session) {
-		if s.State() != StateIdle { // waitTimeout is 0 in mysql routing mode
+		if s.State() != StateIdle {
 			return
 		}
-		if limit := time.Duration(s.waitTimeout.Load()); limit > 0 && now.UnixNano()-s.lastActive.Load() > int64(limit) {
-			srv.log.Debug("client idle past its wait_timeout", "session", s.id, "wait_timeout", limit)
-			s.requestClose(closeNow)
+		idle := now.UnixNano() - s.lastActive.Load()
+		if limit := time.Duration(s.waitTimeout.Load()); limit > 0 {
+			if idle > int64(limit) {
+				srv.log.Debug("client idle past its wait_timeout", "session", s.id, "wait_timeout", limit)
+				s.closeFor(closeNow, QuitTimeout, reasonWaitTimeout)
+			}
+			return
+		}
+		// No wait_timeout of the client's applies (mysql routing mode,
+		// where the server enforces its own, or an administrator
+		// session): default_inactivity_timeout does.
+		if idle > int64(cfg.DefaultInactivityTimeout) {
+			srv.log.Debug("client idle past default_inactivity_timeout", "session", s.id, "limit", cfg.DefaultInactivityTimeout)
+			s.closeFor(closeNow, QuitTimeout, reasonInactivity)
 		}
 	})
 	limit := cfg.ServerIdleTimeout

@@ -209,7 +209,7 @@ func (s *Session) afterCommand(err error) bool {
 	s.side.commandDone()
 	if err != nil {
 		var se *sessionError
-		if errors.As(err, &se) && se.reply != nil && s.client != nil {
+		if errors.As(err, &se) && se.reply != nil && s.client != nil && s.tellsClient(se) {
 			_ = s.writeError(se.reply)
 		}
 		s.logQuit(err)
@@ -262,6 +262,7 @@ func (s *Session) teardown() {
 	}
 	defer s.unregister()
 	s.state.Store(int32(StateClosing))
+	s.diagSessionEnded()
 	s.side.closeAll()
 	s.closeTransport()
 	s.freeBuffers()
@@ -280,6 +281,7 @@ func (s *Session) unregister() {
 // as warnings.
 func (s *Session) logQuit(err error) {
 	src := sourceOf(err)
+	s.noteEnd(src, err, "")
 	s.srv.metrics.quit(src)
 	level := slog.LevelWarn
 	if src.Normal() || isDisconnect(err) {

@@ -84,7 +84,12 @@ func serve(store *config.Store, log *slog.Logger) error {
 		return fmt.Errorf("server_routing_mode=%s is not supported; use oceanbase or mysql", cfg.ServerRoutingMode)
 	}
 	reg := metrics.New()
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: version, Clusters: clusters})
+	diag, diagPath, closeDiag, err := openDiagnosis(store, log)
+	if err != nil {
+		return fmt.Errorf("diagnosis log: %w", err)
+	}
+	defer closeDiag()
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version, Clusters: clusters})
 	if err != nil {
 		return err
 	}
@@ -125,7 +130,7 @@ func serve(store *config.Store, log *slog.Logger) error {
 	}
 	log.Info("obgate listening", "addr", ln.Addr().String(), "version", version, "app_name", cfg.AppName,
 		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
-		"client_io_mode", cfg.ClientIOMode)
+		"client_io_mode", cfg.ClientIOMode, "diagnosis_log", diagPath)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

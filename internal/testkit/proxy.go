@@ -71,7 +71,8 @@ type Proxy struct {
 	Addr string
 
 	ln      net.Listener
-	served  chan error // Serve's result
+	diag    *diagBuffer // the diagnosis log (DiagLines)
+	served  chan error  // Serve's result
 	once    sync.Once
 	stopErr error
 }
@@ -100,7 +101,8 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 		clusters = cs
 		tb.Cleanup(cs.Close)
 	}
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Version: ProxyVersion, Clusters: clusters})
+	diag := new(diagBuffer)
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag.logger(), Version: ProxyVersion, Clusters: clusters})
 	if err != nil {
 		tb.Fatalf("testkit: reactor.NewServer: %v", err)
 	}
@@ -115,7 +117,7 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 		tb.Fatalf("testkit: listen: %v", err)
 	}
 	p := &Proxy{Server: srv, Admin: adm, Metrics: reg, Store: store, Addr: ln.Addr().String(),
-		ln: ln, served: make(chan error, 1)}
+		ln: ln, served: make(chan error, 1), diag: diag}
 	go func() { p.served <- srv.Serve(ln) }()
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
