@@ -107,13 +107,9 @@ func serve(store *config.Store, log *slog.Logger) error {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			if srv.Draining() {
-				http.Error(w, "draining", http.StatusServiceUnavailable)
-				return
-			}
-			fmt.Fprintln(w, "ok")
-		})
+		pr := probes{srv: srv, clusters: clusters}
+		mux.HandleFunc("/healthz", pr.healthz)
+		mux.HandleFunc("/readyz", pr.readyz)
 		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
 		metricsSrv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
