@@ -3,7 +3,8 @@
 // it were the database.
 //
 // Usage follows obproxy: obgate -p 2883 -r 'ip:port;ip:port' -c cluster
-// -o name=value,... (see obgate -h).
+// -o name=value,... (see obgate -h). obgate --check-config with the same
+// options checks the config file and the options and exits.
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -36,8 +38,15 @@ func main() {
 func run(args []string) int {
 	opts, err := config.ParseArgs(args)
 	if err != nil {
+		if slices.Contains(args, "--check-config") {
+			fmt.Fprintf(os.Stderr, "%v\nobgate: bad command line\n", err)
+			return 2
+		}
 		fmt.Fprintf(os.Stderr, "obgate: %v\n\n%s", err, config.Usage())
 		return 2
+	}
+	if opts.CheckConfig {
+		return checkConfig(opts, os.Stdout, os.Stderr)
 	}
 	if opts.Help {
 		fmt.Print(config.Usage())
