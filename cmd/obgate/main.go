@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"slices"
@@ -110,15 +109,7 @@ func serve(store *config.Store, log *slog.Logger) error {
 			ln.Close()
 			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", reg.Handler())
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		pr := probes{srv: srv, clusters: clusters}
-		mux.HandleFunc("/healthz", pr.healthz)
-		mux.HandleFunc("/readyz", pr.readyz)
+		mux := metricsMux(reg, probes{srv: srv, clusters: clusters})
 		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
 		metricsSrv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
