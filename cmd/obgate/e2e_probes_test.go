@@ -56,7 +56,7 @@ func (p *obgateProc) waitProbe(path string, timeout time.Duration, ok func(code 
 	}
 }
 
-func is(want int) func(int, string) bool {
+func statusIs(want int) func(int, string) bool {
 	return func(code int, _ string) bool { return code == want }
 }
 
@@ -66,7 +66,7 @@ func is(want int) func(int, string) bool {
 // 200 and the session still works; after COMMIT obgate exits 0.
 func TestProbesThroughDrain(t *testing.T) {
 	p := startObgate(t, "", "-o", "hot_upgrade_exit_timeout=30s")
-	if code, body := p.waitProbe("/readyz", 30*time.Second, is(200)); body != "ok" {
+	if code, body := p.waitProbe("/readyz", 30*time.Second, statusIs(200)); body != "ok" {
 		t.Fatalf("/readyz while serving: %d %q, want 200 ok", code, body)
 	}
 	if code, body := p.probe("/healthz"); code != 200 || body != "ok" {
@@ -88,7 +88,7 @@ func TestProbesThroughDrain(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if _, body := p.waitProbe("/readyz", 10*time.Second, is(503)); body != "draining" {
+	if _, body := p.waitProbe("/readyz", 10*time.Second, statusIs(503)); body != "draining" {
 		t.Errorf("/readyz while draining answered %q, want draining", body)
 	}
 	if code, body := p.probe("/healthz"); code != 200 || body != "ok" {
@@ -130,7 +130,7 @@ func startOBGateProc(t *testing.T, rs, name string) *obgateProc {
 func TestReadyzWaitsForCluster(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		p := startOBGateProc(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))), "nowhere")
-		p.waitProbe("/healthz", 30*time.Second, is(200))
+		p.waitProbe("/healthz", 30*time.Second, statusIs(200))
 		// Once a refresh has failed, readiness must say why.
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(p.log(), "cluster refresh failed") {
@@ -139,8 +139,10 @@ func TestReadyzWaitsForCluster(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		code, body := p.probe("/readyz")
-		if code != 503 || !strings.Contains(body, "not bootstrapped") || !strings.Contains(body, "nowhere") {
+		code, body := p.waitProbe("/readyz", 10*time.Second, func(code int, body string) bool {
+			return code != 503 || strings.Contains(body, "not bootstrapped")
+		})
+		if code != 503 || !strings.Contains(body, "nowhere") {
 			t.Fatalf("/readyz with the cluster unreachable: %d %q, want 503 naming cluster nowhere", code, body)
 		}
 		if code, _ := p.probe("/healthz"); code != 200 {
@@ -167,7 +169,7 @@ func TestReadyzWaitsForCluster(t *testing.T) {
 			}
 		})
 		p := startOBGateProc(t, cl.RSList(), cl.Name())
-		if code, body := p.waitProbe("/readyz", 30*time.Second, is(200)); body != "ok" {
+		if code, body := p.waitProbe("/readyz", 30*time.Second, statusIs(200)); body != "ok" {
 			t.Fatalf("/readyz with the cluster loaded: %d %q, want 200 ok", code, body)
 		}
 		if code := p.stop(30 * time.Second); code != 0 {
