@@ -49,11 +49,16 @@
 //
 // # Load order and persistence
 //
-// ParseArgs reads ODP's command line (-p -l -r -c -n -o -N -V -h) plus --config-dir. Load
-// applies, lowest priority first: defaults, <config dir>/obgate.conf, -o values, flags. Then,
-// as ODP dumps its config at startup, it rewrites the file with every value that differs from
-// its default. Each successful Set rewrites it too, through a temporary file, fsync and
+// ParseArgs reads ODP's command line (-p -l -r -c -n -o -N -V -h) plus --config-dir and
+// --check-config. Load applies, lowest priority first: defaults, <config dir>/obgate.conf,
+// -o values, flags. Then, as ODP dumps its config at startup, it rewrites the file with every
+// value that differs from its default. Each successful Set rewrites it too, through a temporary file, fsync and
 // rename. The file is plain "name = value" text that may be edited while obgate is stopped.
+//
+// Check (obgate --check-config) builds the same configuration without writing anything and
+// returns every problem instead of the first, each as "file:line: message" or
+// "flag: message". It is stricter than Load: an unknown or repeated item in the file, which
+// Load only warns about (with its line) or lets the last one win, is a problem.
 //
 // # Concurrency
 //

@@ -30,9 +30,26 @@ type fileEntry struct {
 // character is '#' are skipped; every other line must be name = value, where the name has no
 // spaces or control characters and the value may be empty and may itself contain '='. Spaces
 // around names and values are dropped. Names are not looked up: unknown ones are the caller's
-// business.
+// business. The first malformed line is the error.
 func parseFile(data []byte) ([]fileEntry, error) {
-	var out []fileEntry
+	entries, bad := parseLines(data)
+	if len(bad) > 0 {
+		return nil, bad[0]
+	}
+	return entries, nil
+}
+
+// lineError is a malformed line of a config file; its text is "line N: why".
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+
+// parseLines is parseFile going on past malformed lines: it returns the well-formed entries
+// and one error for each malformed line, in file order (--check-config lists them all).
+func parseLines(data []byte) (entries []fileEntry, bad []*lineError) {
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if i == 0 {
@@ -44,14 +61,16 @@ func parseFile(data []byte) ([]fileEntry, error) {
 		name, value, ok := strings.Cut(line, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("line %d: want name = value", i+1)
+			bad = append(bad, &lineError{i + 1, errors.New("want name = value")})
+			continue
 		}
 		if strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-			return nil, fmt.Errorf("line %d: item name %q has spaces or control characters", i+1, name)
+			bad = append(bad, &lineError{i + 1, fmt.Errorf("item name %q has spaces or control characters", name)})
+			continue
 		}
-		out = append(out, fileEntry{line: i + 1, name: name, value: strings.TrimSpace(value)})
+		entries = append(entries, fileEntry{line: i + 1, name: name, value: strings.TrimSpace(value)})
 	}
-	return out, nil
+	return entries, bad
 }
 
 // formatFile renders c as a config file: the header, then every item whose value differs

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,9 @@ type Options struct {
 	Version   bool       // -V: print the version and exit
 	Help      bool       // -h: print Usage and exit
 	NoDaemon  bool       // -N: accepted for ODP compatibility; obgate always stays in the foreground
+	// CheckConfig (--check-config): check the config file and the command line with Check,
+	// report, and exit without serving or writing anything.
+	CheckConfig bool
 }
 
 // flagItems maps ODP's value flags to the items they set, in the order they are applied.
@@ -51,11 +55,13 @@ func newFlagSet(values map[string]*string, optstr *[]string, opts *Options) *pfl
 	fs.BoolVarP(&opts.Version, "version", "V", false, "print the version and exit")
 	fs.BoolVarP(&opts.Help, "help", "h", false, "print this help and exit")
 	fs.StringVar(&opts.ConfigDir, "config-dir", DefaultConfigDir, "directory of "+FileName)
+	fs.BoolVar(&opts.CheckConfig, "check-config", false, "check "+FileName+" and the options, print ok or each problem, and exit")
 	return fs
 }
 
 // ParseArgs parses the command line (without the program name) in ODP's syntax plus
-// --config-dir. Item names and -o syntax are checked here; values are checked by Load.
+// --config-dir and --check-config. Item names and -o syntax are checked here (an error lists
+// every bad -o pair, one per line); values are checked by Load.
 func ParseArgs(args []string) (*Options, error) {
 	opts := &Options{}
 	values := map[string]*string{}
@@ -68,12 +74,16 @@ func ParseArgs(args []string) (*Options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("config: unexpected argument %q", fs.Arg(0))
 	}
+	var errs []error // every bad -o pair, so that --check-config can list them all
 	for _, s := range optstr {
 		ovs, err := parseOptStr(s)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 		opts.Overrides = append(opts.Overrides, ovs...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	for _, f := range flagItems {
 		if fs.Changed(f.long) {
@@ -96,9 +106,11 @@ func Usage() string {
 // as ODP's -o. Empty pairs are skipped, spaces around names and values dropped, and one pair
 // of matching quotes around a value removed (start scripts often quote values). The value
 // ends at the next comma, so it cannot contain one; use the config file or ALTER PROXYCONFIG
-// for such values. Unknown names are errors.
+// for such values. Unknown names are errors; the error joins one per bad pair, and the good
+// pairs are returned with it.
 func parseOptStr(s string) ([]Override, error) {
 	var out []Override
+	var errs []error
 	for _, pair := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
 		pair = strings.TrimSpace(pair)
 		if pair == "" {
@@ -107,15 +119,17 @@ func parseOptStr(s string) ([]Override, error) {
 		name, value, ok := strings.Cut(pair, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("config: -o: %q: want name=value", pair)
+			errs = append(errs, fmt.Errorf("config: -o: %q: want name=value", pair))
+			continue
 		}
 		it, ok := Lookup(name)
 		if !ok {
-			return nil, fmt.Errorf("config: -o: %w: %q", ErrUnknownItem, name)
+			errs = append(errs, fmt.Errorf("config: -o: %w: %q", ErrUnknownItem, name))
+			continue
 		}
 		out = append(out, Override{Name: it.name, Value: unquote(strings.TrimSpace(value)), From: "-o"})
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // unquote removes one pair of matching single or double quotes around s.

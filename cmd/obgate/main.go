@@ -3,7 +3,8 @@
 // it were the database.
 //
 // Usage follows obproxy: obgate -p 2883 -r 'ip:port;ip:port' -c cluster
-// -o name=value,... (see obgate -h).
+// -o name=value,... (see obgate -h). obgate --check-config with the same
+// options checks the config file and the options and exits.
 package main
 
 import (
@@ -13,9 +14,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -36,8 +37,15 @@ func main() {
 func run(args []string) int {
 	opts, err := config.ParseArgs(args)
 	if err != nil {
+		if slices.Contains(args, "--check-config") {
+			fmt.Fprintf(os.Stderr, "%v\nobgate: bad command line\n", err)
+			return 2
+		}
 		fmt.Fprintf(os.Stderr, "obgate: %v\n\n%s", err, config.Usage())
 		return 2
+	}
+	if opts.CheckConfig {
+		return checkConfig(opts, os.Stdout, os.Stderr)
 	}
 	if opts.Help {
 		fmt.Print(config.Usage())
@@ -106,19 +114,7 @@ func serve(store *config.Store, log *slog.Logger) error {
 			ln.Close()
 			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", reg.Handler())
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			if srv.Draining() {
-				http.Error(w, "draining", http.StatusServiceUnavailable)
-				return
-			}
-			fmt.Fprintln(w, "ok")
-		})
+		mux := metricsMux(reg, probes{srv: srv, clusters: clusters})
 		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
 		metricsSrv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		go func() {

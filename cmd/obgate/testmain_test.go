@@ -112,13 +112,32 @@ func startObgate(t *testing.T, confDir string, extra ...string) *obgateProc {
 func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...string) *obgateProc {
 	t.Helper()
 	srv := mariaDB(t)
+	p := newObgateProc(t, confDir)
+	p.args = append([]string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
+		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "--config-dir", p.confDir}, extra...)
+	p.spawn(wrap)
+	p.waitReady()
+	return p
+}
+
+// newObgateProc picks free ports and a log file for an obgate process, with
+// its config in confDir (a new temporary directory when empty); spawn
+// starts it once p.args is set.
+func newObgateProc(t *testing.T, confDir string) *obgateProc {
+	t.Helper()
 	if confDir == "" {
 		confDir = t.TempDir()
 	}
-	p := &obgateProc{t: t, port: freePort(t), mport: freePort(t), confDir: confDir,
+	return &obgateProc{t: t, port: freePort(t), mport: freePort(t), confDir: confDir,
 		logPath: filepath.Join(t.TempDir(), "obgate.log"), exited: make(chan struct{})}
-	p.args = append([]string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
-		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "--config-dir", confDir}, extra...)
+}
+
+// spawn starts obgate with p.args, through the command line wrap if any,
+// without waiting for it to serve. The process is killed when the test
+// ends, and its log is shown if the test failed.
+func (p *obgateProc) spawn(wrap []string) {
+	t := p.t
+	t.Helper()
 	logf, err := os.Create(p.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +174,6 @@ func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...stri
 			t.Logf("obgate %s log:\n%s", strings.Join(p.args, " "), tail(p.log(), 40))
 		}
 	})
-	p.waitReady()
-	return p
 }
 
 // waitReady polls a root login until it works or obgate exits.
