@@ -233,7 +233,7 @@ var itemTable = []Item{
 		doc: "Table locations older than this are fetched again; 0 = never expire.",
 		ref: durRef(func(c *Config) *time.Duration { return &c.LocationExpirePeriodTime })},
 	{name: "enable_async_pull_location_cache", def: "true", level: LevelSys,
-		doc: "Refresh a dirty table location in the background while requests keep using the old one.",
+		doc: "On (ODP's default), a dirty or expired table location is refreshed in the background while statements keep going by the old one; off, the statement that starts the refresh waits for it (at most short_async_task_timeout, and 1s) and goes by the new location.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableAsyncPullLocationCache })},
 	{name: "enable_partition_table_route", def: "true", level: LevelUser,
 		doc: "Compute the partition of a statement and route it to that partition's replica.",

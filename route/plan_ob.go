@@ -302,14 +302,20 @@ func (r *Router) locate(ctx context.Context, req *Request, p *obPlanner, rt *Rou
 		*req.KeyBuf = locationKey(*req.KeyBuf, req.Tenant, tr.DB, tr.Name)
 	}
 	lc := req.Cluster.locations
-	e := lc.lookup(*req.KeyBuf, req.Tenant, dbLen, tr.Name)
-	if e.State() == EntryBuilding {
+	e, updated := lc.lookup(*req.KeyBuf, req.Tenant, dbLen, tr.Name)
+	if e.State() == EntryBuilding || updated != nil {
 		wait := req.LocationWait
 		if wait <= 0 {
 			wait = time.Second
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		e = lc.wait(wctx, e)
+		if updated != nil {
+			// enable_async_pull_location_cache is off: the statement
+			// that started the refresh goes by its result.
+			e = lc.waitUpdate(wctx, e, updated)
+		} else {
+			e = lc.wait(wctx, e)
+		}
 		cancel()
 	}
 	if ex != nil {
