@@ -118,7 +118,7 @@ var itemTable = []Item{
 		doc: "SHA1 hex of the proxyro@sys password used for cluster metadata queries; obgate defaults to empty.",
 		ref: pwdRef(func(c *Config) *string { return &c.ObserverSysPassword })},
 	{name: "observer_sys_password1", def: "", level: LevelSys,
-		doc: "Second proxyro@sys password hash, tried when observer_sys_password fails (for password rotation).",
+		doc: "SHA1 hex of a second proxyro@sys password: when a server refuses observer_sys_password (ERR 1045), the cluster metadata login tries this one (for password rotation); obgate defaults to empty.",
 		ref: pwdRef(func(c *Config) *string { return &c.ObserverSysPassword1 })},
 	{name: "mysql_user_hashes", def: "", level: LevelSys,
 		doc: "server_routing_mode=mysql: user:*HASH pairs (comma-separated; the mysql_native_password hash of mysql.user) that let obgate log a client in on another server when its server fails.",

@@ -220,24 +220,13 @@ func (c *Cluster) dialMeta(ctx context.Context) (*mysqlproto.Client, string, err
 		}
 	}
 	cfg := c.cfg.Load()
-	var stage1 []byte
-	if cfg.ObserverSysPassword != "" {
-		b, err := hex.DecodeString(cfg.ObserverSysPassword)
-		if err != nil {
-			return nil, "", fmt.Errorf("observer_sys_password is not SHA1 hex: %w", err)
-		}
-		stage1 = b
+	passwords, err := proxyroPasswords(cfg)
+	if err != nil {
+		return nil, "", err
 	}
 	var lastErr error
 	for _, addr := range uniq(addrs) {
-		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
-		cl, err := mysqlproto.Dial(dctx, addr, mysqlproto.ClientOptions{
-			User:           UserProxyRO + "@" + TenantSys,
-			PasswordStage1: stage1,
-			Database:       "oceanbase",
-			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
-		})
-		cancel()
+		cl, err := c.dialProxyRO(ctx, cfg, addr, passwords)
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", addr, err)
 			continue
@@ -260,6 +249,59 @@ func (c *Cluster) dialMeta(ctx context.Context) (*mysqlproto.Client, string, err
 		lastErr = errors.New("no root server configured (rootservice_list)")
 	}
 	return nil, "", lastErr
+}
+
+// proxyroPasswords are the proxyro@sys password hashes (SHA1, stage 1) to
+// log in with, in order: observer_sys_password, then observer_sys_password1
+// when it is set and differs (tried when the first is refused, so that the
+// password can be rotated without a restart).
+func proxyroPasswords(cfg *config.Config) ([][]byte, error) {
+	var out [][]byte
+	for _, p := range []struct{ name, hex string }{
+		{"observer_sys_password", cfg.ObserverSysPassword},
+		{"observer_sys_password1", cfg.ObserverSysPassword1},
+	} {
+		if p.hex == "" && len(out) > 0 {
+			continue // no second password
+		}
+		b, err := hex.DecodeString(p.hex)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not SHA1 hex: %w", p.name, err)
+		}
+		if len(out) > 0 && string(out[0]) == string(b) {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// dialProxyRO logs in as proxyro@sys to addr with the first of passwords
+// the server accepts: a refused password (ERR 1045) is followed by the
+// next one, on a new connection; any other failure ends the attempt.
+func (c *Cluster) dialProxyRO(ctx context.Context, cfg *config.Config, addr string, passwords [][]byte) (*mysqlproto.Client, error) {
+	var err error
+	for i, stage1 := range passwords {
+		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
+		var cl *mysqlproto.Client
+		cl, err = mysqlproto.Dial(dctx, addr, mysqlproto.ClientOptions{
+			User:           UserProxyRO + "@" + TenantSys,
+			PasswordStage1: stage1,
+			Database:       "oceanbase",
+			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
+		})
+		cancel()
+		if err == nil {
+			if i > 0 {
+				c.log.Info("proxyro@sys logged in with observer_sys_password1", "server", addr)
+			}
+			return cl, nil
+		}
+		if se, ok := mysqlproto.AsSQLError(err); !ok || se.Code != mysqlproto.ERAccessDenied {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 func (c *Cluster) checkVersion(cl *mysqlproto.Client) error {
