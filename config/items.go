@@ -273,7 +273,7 @@ var itemTable = []Item{
 		doc: "Accepted for ODP compatibility; changes nothing: obgate binds a transaction to the server session it started on. ODP's internal routing needs the OB 2.0 request and answer flags that say a transaction may move, a coordinator kept per transaction, and the transaction state the servers hand each other through OB 2.0 session-info fields carried from one server's answer to the next server's request; obgate carries none of them.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableTransactionInternalRouting })},
 	{name: "enable_bad_route_reject", def: "false", level: LevelUser,
-		doc: "Refuse a transaction whose first statement after BEGIN names no table.",
+		doc: "Refuse a transaction whose first statement after a plain BEGIN / START TRANSACTION (held by obgate until then) names no table, since it would start on any server of the tenant: the statement gets ERR 1235 (0A000) Not supported, bad route request, as from ODP, and the BEGIN is thrown away. obgate checks text statements (COM_QUERY).",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableBadRouteReject })},
 	{name: "init_sql", def: "", level: LevelSys,
 		doc: "Statement sent on every new server session after login.",
