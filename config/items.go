@@ -227,7 +227,7 @@ var itemTable = []Item{
 		doc: "Least time between two refreshes of the same table location.",
 		ref: durRef(func(c *Config) *time.Duration { return &c.DelayUpdateEntryInterval })},
 	{name: "tenant_location_valid_time", def: "1d", rng: "[0s,100d]", level: LevelUser,
-		doc: "Lifetime of a tenant's server list before it is fetched again.",
+		doc: "Lifetime of a tenant's server list (its __all_dummy locations): a statement that finds its list older than this has it fetched again in the background and goes by the old list meanwhile; the server state refresh also re-reads the lists in use every server_state_refresh_interval. 0 = only that refresh.",
 		ref: durRef(func(c *Config) *time.Duration { return &c.TenantLocationValidTime })},
 	{name: "location_expire_period_time", def: "0d", rng: "[0s,30d]", level: LevelSys,
 		doc: "Table locations older than this are fetched again; 0 = never expire.",

@@ -54,6 +54,9 @@ type Cluster struct {
 	fetchMu  sync.Mutex
 	fetching map[string]*fetchCall // tenant → in-flight server-list fetch
 	used     sync.Map              // tenant → struct{}: tenants whose lists are refreshed
+	// refetching is set while refetchTenant's goroutine runs: at most one
+	// list expired by tenant_location_valid_time is fetched at a time.
+	refetching atomic.Bool
 
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -436,13 +439,46 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 
 // TenantServers returns the tenant's server addresses, fetching them on
 // first use (concurrent callers share the fetch); later calls return the
-// cached list, which the refresh loop keeps current.
+// cached list, which the refresh loop keeps current. A list older than
+// tenant_location_valid_time is fetched again in the background, once at
+// a time, while callers keep getting it (0: only the refresh loop
+// refreshes lists). Any goroutine.
 func (c *Cluster) TenantServers(ctx context.Context, tenant string) (*TenantServers, error) {
 	if l, ok := c.tenants.Load().m[tenant]; ok {
+		if valid := c.cfg.Load().TenantLocationValidTime; valid > 0 && c.locations.now().Sub(l.Fetched) >= valid {
+			c.refetchTenant(tenant)
+		}
 		return l, nil
 	}
 	c.used.Store(tenant, struct{}{})
 	return c.fetchTenant(ctx, tenant)
+}
+
+// refetchTenant starts a background fetch of a tenant's server list unless
+// one is running; a failed fetch leaves the cached list in place.
+func (c *Cluster) refetchTenant(tenant string) {
+	c.fetchMu.Lock()
+	_, running := c.fetching[tenant]
+	c.fetchMu.Unlock()
+	if running || !c.refetching.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case <-c.stop:
+		c.refetching.Store(false)
+		return // closed: no new fetch
+	default:
+	}
+	go func() {
+		defer c.refetching.Store(false)
+		c.contain("tenant_refetch", func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*c.cfg.Load().ShortAsyncTaskTimeout)
+			defer cancel()
+			if _, err := c.fetchTenant(ctx, tenant); err != nil {
+				c.log.Debug("expired tenant server list not fetched", "tenant", tenant, "err", err)
+			}
+		})
+	}()
 }
 
 func (c *Cluster) fetchTenant(ctx context.Context, tenant string) (*TenantServers, error) {
