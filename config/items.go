@@ -245,7 +245,7 @@ var itemTable = []Item{
 		doc: "Reuse the last server session for statements without a table location.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableCachedServer })},
 	{name: "enable_single_leader_node_routing", def: "true", level: LevelSys,
-		doc: "Send strong reads of a tenant whose leaders are all on one node to that node.",
+		doc: "A strong statement (with or without a table) of a tenant whose user log streams all have their leader on one server, as CDB_OB_LS_LOCATIONS says at each server state refresh, goes to that server first, without a location lookup; not with proxy_primary_zone_name set. A partition miss there forgets that server until the next refresh.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableSingleLeaderNodeRouting })},
 	{name: "enable_primary_zone", def: "true", level: LevelUser,
 		doc: "When no location is known, prefer servers in the tenant's primary zone.",

@@ -54,6 +54,11 @@ type Cluster struct {
 	fetchMu  sync.Mutex
 	fetching map[string]*fetchCall // tenant → in-flight server-list fetch
 	used     sync.Map              // tenant → struct{}: tenants whose lists are refreshed
+	// singleLeaders maps a tenant whose user log streams all have their
+	// leader on one server to that server (ODP's single leader info),
+	// replaced by every refresh; DropSingleLeader removes a tenant until
+	// the next one.
+	singleLeaders atomic.Pointer[map[string]string]
 	// refetching is set while refetchTenant's goroutine runs: at most one
 	// list expired by tenant_location_valid_time is fetched at a time.
 	refetching atomic.Bool
@@ -193,7 +198,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		t.Version = c.version
 	}
 	t.Generation = c.gen.Add(1)
+	leaders := c.loadSingleLeaders(cl, t)
 	c.table.Store(t)
+	c.singleLeaders.Store(&leaders)
 	c.published(t)
 	return nil
 }

@@ -48,6 +48,11 @@ type StmtRoute struct {
 	// EnablePrimaryZone is enable_primary_zone: strong statements try the
 	// tenant's primary zone after the leader.
 	EnablePrimaryZone bool
+	// SingleLeader is enable_single_leader_node_routing: a strong
+	// statement of a tenant whose user log streams all have their leader
+	// on one server goes to that server first, without a location lookup
+	// (unless PrimaryZoneName is set, as in ODP).
+	SingleLeader bool
 	// TimeZone is the session's time_zone, in which TIMESTAMP partition
 	// keys are read (obpart.ParseTimeZone); nil when it is not known.
 	TimeZone *time.Location
@@ -185,11 +190,23 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	}
 
 	target := req.Facts != nil && len(req.Facts.TargetDBServer) > 0
-	if target {
+	singleLeader := ""
+	if req.SingleLeader && !req.Weak && !target && req.PrimaryZoneName == "" {
+		singleLeader, _ = c.SingleLeader(req.Tenant)
+	}
+	switch {
+	case target:
 		for _, a := range strings.FieldsFunc(string(req.Facts.TargetDBServer), func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
 			p.add(a, candFacts{holds: true}, "target")
 		}
-	} else if req.PartitionRoute && req.Facts != nil && req.Facts.NumTables > 0 && req.KeyBuf != nil {
+	case singleLeader != "":
+		// Every leader of the tenant is there: no location lookup.
+		p.add(singleLeader, candFacts{holds: true, leader: true}, "single leader")
+		rt.SingleLeader = true
+		if ex != nil {
+			ex.Notes = append(ex.Notes, "the tenant's leaders are all on "+singleLeader+" (enable_single_leader_node_routing)")
+		}
+	case req.PartitionRoute && req.Facts != nil && req.Facts.NumTables > 0 && req.KeyBuf != nil:
 		r.locate(ctx, req, p, &rt, ex)
 	}
 	tableless := rt.Entry == nil
@@ -250,7 +267,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 			continue
 		}
 		cd.rank = rank
-		cd.first = leaderFirst && cd.addr == leader
+		cd.first = leaderFirst && cd.addr == leader || cd.addr == singleLeader
 		all[kept] = cd
 		kept++
 	}
@@ -261,7 +278,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		}
 		return Route{}, fmt.Errorf("no server to route to")
 	}
-	if tableless {
+	if tableless && singleLeader == "" {
 		p.preferLast(req, rt.Generation)
 	}
 	list := p.list()
