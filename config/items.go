@@ -239,7 +239,7 @@ var itemTable = []Item{
 		doc: "Compute the partition of a statement and route it to that partition's replica.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnablePartitionTableRoute })},
 	{name: "enable_pl_route", def: "true", level: LevelUser,
-		doc: "Accepted for ODP compatibility; changes nothing: obgate routes a CALL like any statement without a table (the tenant's servers, or the session's last server); ODP's PL routing reads each procedure's text from __all_virtual_proxy_routine and routes the CALL by the first table the procedure names, a routine cache obgate does not have.",
+		doc: "A CALL goes where the route SQL of its procedure would go (the statement OceanBase publishes for the routine in __all_virtual_proxy_routine, read on first use and again after 30s): by that statement's table, an unqualified one in the procedure's database. A procedure without route SQL goes by the tenant's servers.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnablePLRoute })},
 	{name: "enable_cached_server", def: "true", level: LevelUser,
 		doc: "Reuse the last server session for statements without a table location.",

@@ -60,6 +60,7 @@ func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
 		PrimaryZoneName:   cfg.ProxyPrimaryZoneName,
 		EnablePrimaryZone: cfg.EnablePrimaryZone,
 		SingleLeader:      cfg.EnableSingleLeaderNodeRouting,
+		PLRoute:           cfg.EnablePLRoute,
 		LocationWait:      min(cfg.ShortAsyncTaskTimeout, time.Second),
 		TimeZone:          o.timeZone,
 		Explain:           o.route.explain,

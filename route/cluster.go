@@ -59,6 +59,9 @@ type Cluster struct {
 	// replaced by every refresh; DropSingleLeader removes a tenant until
 	// the next one.
 	singleLeaders atomic.Pointer[map[string]string]
+	// routines caches the route SQL of the procedures CALL statements
+	// name (enable_pl_route).
+	routines routines
 	// refetching is set while refetchTenant's goroutine runs: at most one
 	// list expired by tenant_location_valid_time is fetched at a time.
 	refetching atomic.Bool

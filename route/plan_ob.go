@@ -48,6 +48,9 @@ type StmtRoute struct {
 	// EnablePrimaryZone is enable_primary_zone: strong statements try the
 	// tenant's primary zone after the leader.
 	EnablePrimaryZone bool
+	// PLRoute is enable_pl_route: a CALL is routed by its procedure's
+	// route SQL (routine.go) when the cluster publishes one.
+	PLRoute bool
 	// SingleLeader is enable_single_leader_node_routing: a strong
 	// statement of a tenant whose user log streams all have their leader
 	// on one server goes to that server first, without a location lookup
@@ -190,6 +193,9 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	}
 
 	target := req.Facts != nil && len(req.Facts.TargetDBServer) > 0
+	if req.PLRoute && !target && req.Facts != nil && req.Facts.Kind == StmtCall {
+		req = r.callRoute(ctx, req, ex)
+	}
 	singleLeader := ""
 	if req.SingleLeader && !req.Weak && !target && req.PrimaryZoneName == "" {
 		singleLeader, _ = c.SingleLeader(req.Tenant)
@@ -299,6 +305,39 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		p.explain(ex, policy, optimized, leaderFirst)
 	}
 	return rt, nil
+}
+
+// callRoute returns req routed by the route SQL of the procedure a CALL
+// names (a copy of req with Stmt and Facts replaced), or req itself when
+// the procedure has none or is not known in time.
+func (r *Router) callRoute(ctx context.Context, req *Request, ex *Explain) *Request {
+	db, pkg, name, ok := CallTarget(req.Stmt)
+	if !ok {
+		return req
+	}
+	if db == "" {
+		db = req.Database
+	}
+	wait := req.LocationWait
+	if wait <= 0 {
+		wait = time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	e := req.Cluster.routine(wctx, req.Tenant, db, pkg, name)
+	cancel()
+	if e == nil || e.routeSQL == nil {
+		if ex != nil {
+			ex.Notes = append(ex.Notes, "CALL "+db+"."+name+": no route SQL known for the procedure")
+		}
+		return req
+	}
+	if ex != nil {
+		ex.Notes = append(ex.Notes, "CALL "+db+"."+name+" routed by its route SQL: "+string(e.routeSQL))
+	}
+	routed := *req
+	// An unqualified table of the route SQL is in the procedure's database.
+	routed.Stmt, routed.Facts, routed.Params, routed.Database = e.routeSQL, &e.facts, nil, db
+	return &routed
 }
 
 // locate finds the statement's table entry and partition, and adds the
