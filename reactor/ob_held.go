@@ -14,7 +14,9 @@ import (
 // ROLLBACK of a transaction still held ends it locally (nothing ran), and
 // with AND CHAIN starts the next one, held again. Anything else (ROLLBACK
 // TO SAVEPOINT, RELEASE, a second statement in the text) goes to a server,
-// which gets the held BEGIN first. It reports whether it answered.
+// which gets the held BEGIN first. With enable_bad_route_reject, a first
+// statement that names no table is refused and the held BEGIN dropped. It
+// reports whether it answered.
 func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start time.Time) (bool, error) {
 	s := o.s
 	if f.MultiStatement {
@@ -42,6 +44,25 @@ func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start ti
 		}
 		s.countStatement(f.Kind, false, start)
 		return true, s.writeOK(0, "")
+	case o.heldBegin != nil && s.cfg.EnableBadRouteReject && f.NumTables == 0:
+		// enable_bad_route_reject: the transaction's first statement names
+		// no table, so it would start on whatever server the tenant list
+		// gives. ODP refuses it and throws the held BEGIN away.
+		if err := s.skipPacket(n); err != nil {
+			return true, err
+		}
+		o.heldBegin = nil
+		s.status &^= mysqlproto.StatusInTrans
+		s.inTrans.Store(false)
+		s.countStatement(f.Kind, true, start)
+		return true, s.writeError(errBadRoute())
 	}
 	return false, nil
+}
+
+// errBadRoute is ODP's answer to a refused bad route: OB_NOT_SUPPORTED
+// with its own message.
+func errBadRoute() *mysqlproto.SQLError {
+	e := mysqlproto.OBErrNotSupported
+	return &mysqlproto.SQLError{Code: e.Errno, State: e.State, Message: "Not supported, bad route request"}
 }

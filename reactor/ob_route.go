@@ -32,12 +32,15 @@ type obRouting struct {
 	tablet   *route.TabletLocation
 	weak     bool
 	toLeader bool // the statement was sent to the tablet's leader
+	// singleLeader: the plan went by the tenant's single leader
+	// (enable_single_leader_node_routing).
+	singleLeader bool
 }
 
 // resetRoute forgets the previous statement's routing input.
 func (r *obRouting) resetRoute() {
 	r.stmt, r.facts, r.params = nil, nil, nil
-	r.entry, r.tablet, r.toLeader, r.weak = nil, nil, false, false
+	r.entry, r.tablet, r.toLeader, r.weak, r.singleLeader = nil, nil, false, false, false
 }
 
 // routeBy sets the statement the next server pick routes by.
@@ -56,6 +59,8 @@ func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
 		IDC:               cfg.ProxyIDCName,
 		PrimaryZoneName:   cfg.ProxyPrimaryZoneName,
 		EnablePrimaryZone: cfg.EnablePrimaryZone,
+		SingleLeader:      cfg.EnableSingleLeaderNodeRouting,
+		PLRoute:           cfg.EnablePLRoute,
 		LocationWait:      min(cfg.ShortAsyncTaskTimeout, time.Second),
 		TimeZone:          o.timeZone,
 		Explain:           o.route.explain,
@@ -90,6 +95,7 @@ func (o *obSession) notePlan(rt *route.Route, addr string) {
 	s := o.s
 	r := &o.route
 	r.entry, r.tablet, r.weak = rt.Entry, rt.Tablet, rt.Weak
+	r.singleLeader = rt.SingleLeader && len(rt.Addrs) > 0 && rt.Addrs[0] == addr
 	leader, ok := rt.Tablet.Leader()
 	r.toLeader = ok && leader == addr
 	if r.facts != nil && r.facts.NumTables > 0 && !rt.Bound && s.cfg.EnablePartitionTableRoute {
@@ -101,14 +107,19 @@ func (o *obSession) notePlan(rt *route.Route, addr string) {
 // says whether it held what the statement touched. A strong statement sent
 // to the leader that missed, or sent elsewhere that hit, means the entry
 // is wrong (ODP's pl_update_if_necessary); a weak read that missed means
-// the replica list is.
+// the replica list is. A statement sent to the tenant's single leader that
+// missed means the tenant's leaders are no longer all there: it is
+// forgotten until the next server state refresh, as ODP does.
 func (o *obSession) onPartitionHit(value []byte) {
 	s := o.s
 	r := &o.route
+	hit := string(value) == "1" || strings.EqualFold(string(value), "true")
+	if r.singleLeader && !hit {
+		o.cluster.DropSingleLeader(o.tenant)
+	}
 	if r.entry == nil {
 		return
 	}
-	hit := string(value) == "1" || strings.EqualFold(string(value), "true")
 	s.srv.metrics.partitionHit(hit)
 	switch {
 	case r.weak && !hit:

@@ -54,6 +54,17 @@ type Cluster struct {
 	fetchMu  sync.Mutex
 	fetching map[string]*fetchCall // tenant → in-flight server-list fetch
 	used     sync.Map              // tenant → struct{}: tenants whose lists are refreshed
+	// singleLeaders maps a tenant whose user log streams all have their
+	// leader on one server to that server (ODP's single leader info),
+	// replaced by every refresh; DropSingleLeader removes a tenant until
+	// the next one.
+	singleLeaders atomic.Pointer[map[string]string]
+	// routines caches the route SQL of the procedures CALL statements
+	// name (enable_pl_route).
+	routines routines
+	// refetching is set while refetchTenant's goroutine runs: at most one
+	// list expired by tenant_location_valid_time is fetched at a time.
+	refetching atomic.Bool
 
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -190,7 +201,9 @@ func (c *Cluster) refresh(ctx context.Context) error {
 		t.Version = c.version
 	}
 	t.Generation = c.gen.Add(1)
+	leaders := c.loadSingleLeaders(cl, t)
 	c.table.Store(t)
+	c.singleLeaders.Store(&leaders)
 	c.published(t)
 	return nil
 }
@@ -220,24 +233,13 @@ func (c *Cluster) dialMeta(ctx context.Context) (*mysqlproto.Client, string, err
 		}
 	}
 	cfg := c.cfg.Load()
-	var stage1 []byte
-	if cfg.ObserverSysPassword != "" {
-		b, err := hex.DecodeString(cfg.ObserverSysPassword)
-		if err != nil {
-			return nil, "", fmt.Errorf("observer_sys_password is not SHA1 hex: %w", err)
-		}
-		stage1 = b
+	passwords, err := proxyroPasswords(cfg)
+	if err != nil {
+		return nil, "", err
 	}
 	var lastErr error
 	for _, addr := range uniq(addrs) {
-		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
-		cl, err := mysqlproto.Dial(dctx, addr, mysqlproto.ClientOptions{
-			User:           UserProxyRO + "@" + TenantSys,
-			PasswordStage1: stage1,
-			Database:       "oceanbase",
-			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
-		})
-		cancel()
+		cl, err := c.dialProxyRO(ctx, cfg, addr, passwords)
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", addr, err)
 			continue
@@ -260,6 +262,59 @@ func (c *Cluster) dialMeta(ctx context.Context) (*mysqlproto.Client, string, err
 		lastErr = errors.New("no root server configured (rootservice_list)")
 	}
 	return nil, "", lastErr
+}
+
+// proxyroPasswords are the proxyro@sys password hashes (SHA1, stage 1) to
+// log in with, in order: observer_sys_password, then observer_sys_password1
+// when it is set and differs (tried when the first is refused, so that the
+// password can be rotated without a restart).
+func proxyroPasswords(cfg *config.Config) ([][]byte, error) {
+	var out [][]byte
+	for _, p := range []struct{ name, hex string }{
+		{"observer_sys_password", cfg.ObserverSysPassword},
+		{"observer_sys_password1", cfg.ObserverSysPassword1},
+	} {
+		if p.hex == "" && len(out) > 0 {
+			continue // no second password
+		}
+		b, err := hex.DecodeString(p.hex)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not SHA1 hex: %w", p.name, err)
+		}
+		if len(out) > 0 && string(out[0]) == string(b) {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// dialProxyRO logs in as proxyro@sys to addr with the first of passwords
+// the server accepts: a refused password (ERR 1045) is followed by the
+// next one, on a new connection; any other failure ends the attempt.
+func (c *Cluster) dialProxyRO(ctx context.Context, cfg *config.Config, addr string, passwords [][]byte) (*mysqlproto.Client, error) {
+	var err error
+	for i, stage1 := range passwords {
+		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
+		var cl *mysqlproto.Client
+		cl, err = mysqlproto.Dial(dctx, addr, mysqlproto.ClientOptions{
+			User:           UserProxyRO + "@" + TenantSys,
+			PasswordStage1: stage1,
+			Database:       "oceanbase",
+			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
+		})
+		cancel()
+		if err == nil {
+			if i > 0 {
+				c.log.Info("proxyro@sys logged in with observer_sys_password1", "server", addr)
+			}
+			return cl, nil
+		}
+		if se, ok := mysqlproto.AsSQLError(err); !ok || se.Code != mysqlproto.ERAccessDenied {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 func (c *Cluster) checkVersion(cl *mysqlproto.Client) error {
@@ -394,13 +449,46 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 
 // TenantServers returns the tenant's server addresses, fetching them on
 // first use (concurrent callers share the fetch); later calls return the
-// cached list, which the refresh loop keeps current.
+// cached list, which the refresh loop keeps current. A list older than
+// tenant_location_valid_time is fetched again in the background, once at
+// a time, while callers keep getting it (0: only the refresh loop
+// refreshes lists). Any goroutine.
 func (c *Cluster) TenantServers(ctx context.Context, tenant string) (*TenantServers, error) {
 	if l, ok := c.tenants.Load().m[tenant]; ok {
+		if valid := c.cfg.Load().TenantLocationValidTime; valid > 0 && c.locations.now().Sub(l.Fetched) >= valid {
+			c.refetchTenant(tenant)
+		}
 		return l, nil
 	}
 	c.used.Store(tenant, struct{}{})
 	return c.fetchTenant(ctx, tenant)
+}
+
+// refetchTenant starts a background fetch of a tenant's server list unless
+// one is running; a failed fetch leaves the cached list in place.
+func (c *Cluster) refetchTenant(tenant string) {
+	c.fetchMu.Lock()
+	_, running := c.fetching[tenant]
+	c.fetchMu.Unlock()
+	if running || !c.refetching.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case <-c.stop:
+		c.refetching.Store(false)
+		return // closed: no new fetch
+	default:
+	}
+	go func() {
+		defer c.refetching.Store(false)
+		c.contain("tenant_refetch", func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*c.cfg.Load().ShortAsyncTaskTimeout)
+			defer cancel()
+			if _, err := c.fetchTenant(ctx, tenant); err != nil {
+				c.log.Debug("expired tenant server list not fetched", "tenant", tenant, "err", err)
+			}
+		})
+	}()
 }
 
 func (c *Cluster) fetchTenant(ctx context.Context, tenant string) (*TenantServers, error) {

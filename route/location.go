@@ -91,7 +91,12 @@ type TableEntry struct {
 	lastTry    atomic.Int64 // unix nanoseconds of the last failed refresh
 	// ready is closed when the first fetch of a BUILDING entry ends.
 	ready chan struct{}
-	size  int64
+	// updated, when set, is closed once the refresh a request queued (and
+	// waits for, enable_async_pull_location_cache off) has published its
+	// result; set by that request before the refresh is queued, taken and
+	// closed by whoever ends the refresh.
+	updated atomic.Pointer[chan struct{}]
+	size    int64
 }
 
 // State is the entry's current state.
@@ -142,6 +147,14 @@ func (e *TableEntry) MarkDirty(force bool) bool {
 		e.force.Store(true)
 	}
 	return e.state.CompareAndSwap(int32(EntryAvail), int32(EntryDirty))
+}
+
+// releaseUpdateWaiter closes the channel a request waiting for the
+// entry's refresh waits on, if there is one.
+func (e *TableEntry) releaseUpdateWaiter() {
+	if ch := e.updated.Swap(nil); ch != nil {
+		close(*ch)
+	}
 }
 
 // needsUpdate reports whether a request should start a refresh now.

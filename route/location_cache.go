@@ -55,23 +55,49 @@ func locationKey[D ~string | ~[]byte](buf []byte, tenant string, db D, table []b
 
 // lookup returns the entry of a table, creating it (and queueing its first
 // fetch) when the cache has none. key is locationKey's output for tenant,
-// a database of dbLen bytes and table; it is only read. A DIRTY entry that is due is queued for a refresh and returned as
-// it is. Allocation-free when the table is cached. Any goroutine.
-func (lc *locationCache) lookup(key []byte, tenant string, dbLen int, table []byte) *TableEntry {
+// a database of dbLen bytes and table; it is only read. A DIRTY entry that
+// is due is queued for a refresh and returned as it is. With
+// enable_async_pull_location_cache off, the request that queued the
+// refresh also gets updated, closed when the refresh has published its
+// result (the caller waits for it, as ODP's caller then does); otherwise,
+// and for every other request, updated is nil. Allocation-free when the
+// table is cached and no refresh is waited for. Any goroutine.
+func (lc *locationCache) lookup(key []byte, tenant string, dbLen int, table []byte) (e *TableEntry, updated <-chan struct{}) {
 	slot := (*lc.slots.Load())[string(key)]
 	if slot == nil {
 		db := key[len(tenant)+1 : len(tenant)+1+dbLen]
 		slot = lc.add(string(key), tenant, string(db), string(table))
 	}
-	e := slot.cur.Load()
+	e = slot.cur.Load()
 	now := lc.now()
 	e.lastAccess.Store(now.UnixNano())
 	cfg := lc.c.cfg.Load()
 	if e.needsUpdate(now, cfg.DelayUpdateEntryInterval, cfg.LocationExpirePeriodTime) {
 		from := e.State()
 		if e.state.CompareAndSwap(int32(from), int32(EntryUpdating)) {
+			if !cfg.EnableAsyncPullLocationCache {
+				ch := make(chan struct{})
+				e.updated.Store(&ch)
+				updated = ch
+			}
 			lc.enqueue(slot, e, from)
 		}
+	}
+	return e, updated
+}
+
+// waitUpdate blocks until the refresh that updated belongs to has
+// published its result or ctx is done, and returns the slot's entry then:
+// the fresh one, or e itself when the refresh failed or is still running.
+func (lc *locationCache) waitUpdate(ctx context.Context, e *TableEntry, updated <-chan struct{}) *TableEntry {
+	select {
+	case <-updated:
+	case <-ctx.Done():
+		return e
+	}
+	key := locationKey(nil, e.Tenant, e.Database, []byte(e.Table))
+	if s := (*lc.slots.Load())[string(key)]; s != nil {
+		return s.cur.Load()
 	}
 	return e
 }
@@ -123,6 +149,7 @@ func (lc *locationCache) enqueue(s *locSlot, e *TableEntry, from EntryState) {
 			return
 		}
 		e.state.Store(int32(from))
+		e.releaseUpdateWaiter()
 	}
 }
 
@@ -181,6 +208,7 @@ func (lc *locationCache) refresh(s *locSlot) {
 // first fetch publishes an entry that knows nothing (requests use the
 // tenant server list) and is tried again after delay_update_entry_interval.
 func (lc *locationCache) finish(s *locSlot, old, fresh *TableEntry, err error) {
+	defer old.releaseUpdateWaiter()
 	if err != nil {
 		if old.State() != EntryBuilding {
 			old.lastTry.Store(time.Now().UnixNano())

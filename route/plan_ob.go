@@ -48,6 +48,14 @@ type StmtRoute struct {
 	// EnablePrimaryZone is enable_primary_zone: strong statements try the
 	// tenant's primary zone after the leader.
 	EnablePrimaryZone bool
+	// PLRoute is enable_pl_route: a CALL is routed by its procedure's
+	// route SQL (routine.go) when the cluster publishes one.
+	PLRoute bool
+	// SingleLeader is enable_single_leader_node_routing: a strong
+	// statement of a tenant whose user log streams all have their leader
+	// on one server goes to that server first, without a location lookup
+	// (unless PrimaryZoneName is set, as in ODP).
+	SingleLeader bool
 	// TimeZone is the session's time_zone, in which TIMESTAMP partition
 	// keys are read (obpart.ParseTimeZone); nil when it is not known.
 	TimeZone *time.Location
@@ -185,11 +193,26 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	}
 
 	target := req.Facts != nil && len(req.Facts.TargetDBServer) > 0
-	if target {
+	if req.PLRoute && !target && req.Facts != nil && req.Facts.Kind == StmtCall {
+		req = r.callRoute(ctx, req, ex)
+	}
+	singleLeader := ""
+	if req.SingleLeader && !req.Weak && !target && req.PrimaryZoneName == "" {
+		singleLeader, _ = c.SingleLeader(req.Tenant)
+	}
+	switch {
+	case target:
 		for _, a := range strings.FieldsFunc(string(req.Facts.TargetDBServer), func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
 			p.add(a, candFacts{holds: true}, "target")
 		}
-	} else if req.PartitionRoute && req.Facts != nil && req.Facts.NumTables > 0 && req.KeyBuf != nil {
+	case singleLeader != "":
+		// Every leader of the tenant is there: no location lookup.
+		p.add(singleLeader, candFacts{holds: true, leader: true}, "single leader")
+		rt.SingleLeader = true
+		if ex != nil {
+			ex.Notes = append(ex.Notes, "the tenant's leaders are all on "+singleLeader+" (enable_single_leader_node_routing)")
+		}
+	case req.PartitionRoute && req.Facts != nil && req.Facts.NumTables > 0 && req.KeyBuf != nil:
 		r.locate(ctx, req, p, &rt, ex)
 	}
 	tableless := rt.Entry == nil
@@ -250,7 +273,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 			continue
 		}
 		cd.rank = rank
-		cd.first = leaderFirst && cd.addr == leader
+		cd.first = leaderFirst && cd.addr == leader || cd.addr == singleLeader
 		all[kept] = cd
 		kept++
 	}
@@ -261,7 +284,7 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		}
 		return Route{}, fmt.Errorf("no server to route to")
 	}
-	if tableless {
+	if tableless && singleLeader == "" {
 		p.preferLast(req, rt.Generation)
 	}
 	list := p.list()
@@ -284,6 +307,39 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 	return rt, nil
 }
 
+// callRoute returns req routed by the route SQL of the procedure a CALL
+// names (a copy of req with Stmt and Facts replaced), or req itself when
+// the procedure has none or is not known in time.
+func (r *Router) callRoute(ctx context.Context, req *Request, ex *Explain) *Request {
+	db, pkg, name, ok := CallTarget(req.Stmt)
+	if !ok {
+		return req
+	}
+	if db == "" {
+		db = req.Database
+	}
+	wait := req.LocationWait
+	if wait <= 0 {
+		wait = time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	e := req.Cluster.routine(wctx, req.Tenant, db, pkg, name)
+	cancel()
+	if e == nil || e.routeSQL == nil {
+		if ex != nil {
+			ex.Notes = append(ex.Notes, "CALL "+db+"."+name+": no route SQL known for the procedure")
+		}
+		return req
+	}
+	if ex != nil {
+		ex.Notes = append(ex.Notes, "CALL "+db+"."+name+" routed by its route SQL: "+string(e.routeSQL))
+	}
+	routed := *req
+	// An unqualified table of the route SQL is in the procedure's database.
+	routed.Stmt, routed.Facts, routed.Params, routed.Database = e.routeSQL, &e.facts, nil, db
+	return &routed
+}
+
 // locate finds the statement's table entry and partition, and adds the
 // replicas it may go to.
 func (r *Router) locate(ctx context.Context, req *Request, p *obPlanner, rt *Route, ex *Explain) {
@@ -302,14 +358,20 @@ func (r *Router) locate(ctx context.Context, req *Request, p *obPlanner, rt *Rou
 		*req.KeyBuf = locationKey(*req.KeyBuf, req.Tenant, tr.DB, tr.Name)
 	}
 	lc := req.Cluster.locations
-	e := lc.lookup(*req.KeyBuf, req.Tenant, dbLen, tr.Name)
-	if e.State() == EntryBuilding {
+	e, updated := lc.lookup(*req.KeyBuf, req.Tenant, dbLen, tr.Name)
+	if e.State() == EntryBuilding || updated != nil {
 		wait := req.LocationWait
 		if wait <= 0 {
 			wait = time.Second
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		e = lc.wait(wctx, e)
+		if updated != nil {
+			// enable_async_pull_location_cache is off: the statement
+			// that started the refresh goes by its result.
+			e = lc.waitUpdate(wctx, e, updated)
+		} else {
+			e = lc.wait(wctx, e)
+		}
 		cancel()
 	}
 	if ex != nil {

@@ -77,6 +77,9 @@ type Route struct {
 	Tablet *TabletLocation
 	Policy RoutePolicy
 	Weak   bool
+	// SingleLeader says the statement went by the tenant's single leader
+	// (StmtRoute.SingleLeader), the first of Addrs.
+	SingleLeader bool
 }
 
 // FirstIsLeader reports whether the first candidate is the leader of the
