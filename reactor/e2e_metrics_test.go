@@ -8,11 +8,13 @@ import (
 )
 
 // TestE2EMetrics checks that statements and connections move obgate's
-// ODP-named counters by exactly what was done.
+// ODP-named counters by exactly what was done. Statement series are
+// created as they are first counted, so one not there yet reads 0;
+// odp_request_byte is an extra family, turned on here.
 func TestE2EMetrics(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		testkit.CheckLeaks(t)
-		p := startProxy(t, mode)
+		p := startProxy(t, mode, "enable_extra_prometheus_metric", "true")
 		type series struct {
 			family string
 			labels []string
@@ -32,7 +34,7 @@ func TestE2EMetrics(t *testing.T) {
 			out := map[string]float64{}
 			for name, s := range watched {
 				v, ok := testkit.MetricSum(text, s.family, s.labels...)
-				if !ok {
+				if !ok && s.family != "odp_sql_request_total" {
 					t.Fatalf("series %s%q missing from the metrics:\n%s", s.family, s.labels, text)
 				}
 				out[name] = v

@@ -105,10 +105,11 @@ func (o *obSession) notePlan(rt *route.Route, addr string) {
 func (o *obSession) onPartitionHit(value []byte) {
 	s := o.s
 	r := &o.route
+	hit := string(value) == "1" || strings.EqualFold(string(value), "true")
+	s.partitionMissed = !hit
 	if r.entry == nil {
 		return
 	}
-	hit := string(value) == "1" || strings.EqualFold(string(value), "true")
 	s.srv.metrics.partitionHit(hit)
 	switch {
 	case r.weak && !hit:

@@ -254,6 +254,7 @@ func (srv *Server) closePoller() {
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)
 		<-srv.sweepDone
+		srv.metrics.unsubsCfg()
 	})
 }
 
