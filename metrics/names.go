@@ -94,6 +94,9 @@ const (
 	ServerSessions = "obgate_server_sessions"
 	// ServerRequests counts statements sent per server.
 	ServerRequests = "obgate_server_requests_total"
+	// SQLErrors counts the ERR packets that answered client commands, by
+	// code: the servers' that obgate relayed and obgate's own.
+	SQLErrors = "obgate_sql_error_total"
 	// MonitorItemDropped counts updates of tenant-family label sets that
 	// were not created because monitor_item_limit of them existed.
 	MonitorItemDropped = "obgate_monitor_item_dropped_total"

@@ -28,13 +28,14 @@ func TestE2EMetrics(t *testing.T) {
 			"bytes in":    {"odp_request_byte", []string{"transType", "request", "sessionType", "client"}},
 			"bytes out":   {"odp_request_byte", []string{"transType", "response", "sessionType", "client"}},
 			"sessions":    {"odp_current_session", []string{"sessionType", "client"}},
+			"err 1146":    {"obgate_sql_error_total", []string{"code", "1146"}},
 		}
 		read := func() map[string]float64 {
 			text := p.MetricsText()
 			out := map[string]float64{}
 			for name, s := range watched {
 				v, ok := testkit.MetricSum(text, s.family, s.labels...)
-				if !ok && s.family != "odp_sql_request_total" {
+				if !ok && s.family != "odp_sql_request_total" && s.family != "obgate_sql_error_total" {
 					t.Fatalf("series %s%q missing from the metrics:\n%s", s.family, s.labels, text)
 				}
 				out[name] = v
@@ -68,7 +69,7 @@ func TestE2EMetrics(t *testing.T) {
 		// obgate counts a statement or a login just after its answer has
 		// gone to the client, so wait for the counters to get there.
 		want := map[string]float64{
-			"select ok": 5, "select fail": 1, "insert ok": 2, "login ok": 2, "login fail": 1, "sessions": 2,
+			"select ok": 5, "select fail": 1, "insert ok": 2, "login ok": 2, "login fail": 1, "sessions": 2, "err 1146": 1,
 		}
 		var during map[string]float64
 		delta := func(m map[string]float64, name string) float64 { return m[name] - before[name] }

@@ -32,6 +32,9 @@ type reactorMetrics struct {
 	partitionHits          [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
 	refusedFD              *vm.Counter    // clients refused: no file descriptor left
 
+	errMu    sync.RWMutex
+	errCodes map[uint16]*vm.Counter // SQLErrors by code, made on first use; under errMu
+
 	reg       *metrics.Registry
 	appName   string   // the logicTenant label
 	tenants   sync.Map // cluster + "\x00" + tenant + "\x00" + schema → *tenantMetrics
@@ -94,6 +97,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())
 	}
 	m.reg = r
+	m.errCodes = map[uint16]*vm.Counter{}
 	m.watchConfig(srv.cfg)
 	for i := range m.quits {
 		m.quits[i] = r.Counter("obgate_session_quit_total", "reason", QuitSource(i).String())
@@ -270,6 +274,23 @@ func (s *Session) countEntry(found, located bool) {
 		"routeHit", strconv.FormatBool(found), "routeResult", strconv.FormatBool(located)); c != nil {
 		c.Inc()
 	}
+}
+
+// sqlError counts an ERR packet with code that answered a client command.
+// Any goroutine; a read lock once the code's counter exists.
+func (m *reactorMetrics) sqlError(code uint16) {
+	m.errMu.RLock()
+	c := m.errCodes[code]
+	m.errMu.RUnlock()
+	if c == nil {
+		m.errMu.Lock()
+		if c = m.errCodes[code]; c == nil {
+			c = m.reg.Counter(metrics.SQLErrors, "code", strconv.Itoa(int(code)))
+			m.errCodes[code] = c
+		}
+		m.errMu.Unlock()
+	}
+	c.Inc()
 }
 
 // retried counts a statement sent elsewhere after a server ERR.
