@@ -5,5 +5,7 @@
 // dashboards keep working.
 //
 // Hot paths must not look metrics up by name: they keep the *Counter,
-// *Gauge or *Histogram they got once from the Registry.
+// *Gauge or *Histogram they got once from the Registry, or, for the
+// tenant families whose label sets are limited and swept (limited.go), a
+// Slot filled on first use.
 package metrics

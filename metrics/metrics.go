@@ -17,23 +17,20 @@ var LatencyBuckets = vm.ExponentialBuckets(50e-6, 2, 20)
 // the registry adds its constant labels. Safe for concurrent use.
 type Registry struct {
 	set         *vm.Set
-	constLabels string // `a="b",c="d"` or ""
+	extraSet    *vm.Set // the extra families, written while lim.extra is on
+	constLabels string  // `a="b",c="d"` or ""
+	lim         limits
 }
 
 // New returns an empty registry whose series all carry constLabels, given
-// as name/value pairs.
+// as name/value pairs. Its limits (limited.go) start at ODP's defaults,
+// with the extra families off.
 func New(constLabels ...string) *Registry {
-	var sb strings.Builder
-	for i := 0; i+1 < len(constLabels); i += 2 {
-		if sb.Len() > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(constLabels[i])
-		sb.WriteString(`="`)
-		sb.WriteString(escapeLabel(constLabels[i+1]))
-		sb.WriteByte('"')
-	}
-	return &Registry{set: vm.NewSet(), constLabels: sb.String()}
+	r := &Registry{set: vm.NewSet(), extraSet: vm.NewSet(), constLabels: joinLabels(constLabels)}
+	r.lim.series = map[*Slot]*limitedSeries{}
+	r.lim.dropped = r.Counter(MonitorItemDropped)
+	r.SetLimits(DefaultItemLimit, DefaultItemMaxIdle)
+	return r
 }
 
 // Name builds a series name from a family and label name/value pairs, with
@@ -74,6 +71,12 @@ func (r *Registry) Counter(family string, labels ...string) *vm.Counter {
 	return r.set.GetOrCreateCounter(r.Name(family, labels...))
 }
 
+// ExtraCounter returns the counter for family and labels in the extra
+// families: it counts all along and is exported while SetExtra is on.
+func (r *Registry) ExtraCounter(family string, labels ...string) *vm.Counter {
+	return r.extraSet.GetOrCreateCounter(r.Name(family, labels...))
+}
+
 // Gauge returns a settable gauge for family and labels.
 func (r *Registry) Gauge(family string, labels ...string) *vm.Gauge {
 	return r.set.GetOrCreateGauge(r.Name(family, labels...), nil)
@@ -89,10 +92,14 @@ func (r *Registry) Histogram(buckets []float64, family string, labels ...string)
 	return r.set.GetOrCreatePrometheusHistogramExt(r.Name(family, labels...), buckets)
 }
 
-// WritePrometheus writes every series in Prometheus text format, followed
-// by the process and Go runtime metrics.
+// WritePrometheus writes every series in Prometheus text format (the
+// extra families only while SetExtra is on), followed by the process and
+// Go runtime metrics (go_*, process_*).
 func (r *Registry) WritePrometheus(w io.Writer) {
 	r.set.WritePrometheus(w)
+	if r.lim.extra.Load() {
+		r.extraSet.WritePrometheus(w)
+	}
 	vm.WriteProcessMetrics(w)
 }
 

@@ -2,6 +2,13 @@ package metrics
 
 // Metric families. The odp_* names and their labels follow ODP; the
 // obgate_* ones are obgate's own.
+//
+// The tenant families (SQLRequestTotal, SQLCostTotal, TransactionTotal,
+// EntryTotal) carry ODP's leading labels logicTenant (app_name),
+// logicSchema (""), cluster, tenant and schema (the session's current
+// database); cluster and tenant are "" in mysql routing mode. Their label
+// sets are limited (limited.go). ODP's slowQuery label is not exported:
+// obgate has no slow_query_time_threshold.
 const (
 	// CurrentSession is a gauge of open sessions, label sessionType
 	// (client or server).
@@ -9,13 +16,24 @@ const (
 	// NewClientConnections counts client connections by connectionResult
 	// (success or fail).
 	NewClientConnections = "odp_new_client_connections"
-	// SQLRequestTotal counts statements by sqlType (SELECT, INSERT, ...,
-	// OTHERS) and sqlResult (success or fail).
+	// SQLRequestTotal counts statements by the tenant labels, sqlType
+	// (SELECT, INSERT, ..., OTHERS), sqlResult (success or fail) and
+	// partitionHit (false when the server's ob_proxy_partition_hit
+	// feedback said the statement ran away from its data; true otherwise,
+	// and always in mysql routing mode).
 	SQLRequestTotal = "odp_sql_request_total"
-	// TransactionTotal counts finished transactions.
+	// SQLCostTotal accumulates statement time in microseconds by the
+	// tenant labels, sqlType and timeType: total (first byte of the
+	// request to the end of the answer), prepare (request to when it was
+	// sent to the server that answered; 0 for statements obgate answers
+	// itself) and server (sent to the first byte of the answer). ODP
+	// declares the family a gauge but only ever adds to it; obgate
+	// exports it as a counter, so rate() gives seconds per second.
+	SQLCostTotal = "odp_sql_cost_total"
+	// TransactionTotal counts finished transactions by the tenant labels.
 	TransactionTotal = "odp_transaction_total"
 	// RequestByte counts bytes by transType (request or response) and
-	// sessionType (client or server).
+	// sessionType (client or server); an extra family.
 	RequestByte = "odp_request_byte"
 	// SQLLatency is a histogram of statement latency in seconds, from the
 	// first byte of the request to the last byte of the response, with
@@ -46,9 +64,9 @@ const (
 	// 5150, 4124, 5081, ...), by code.
 	StatementsRetried = "obgate_statement_retried_total"
 	// EntryTotal counts table-entry lookups of statements routed by table,
-	// by cluster, tenant, entryType (table_entry), routeHit (the location
+	// by the tenant labels, entryType (table_entry), routeHit (the location
 	// cache had the table) and routeResult (the statement's partition was
-	// found).
+	// found); an extra family.
 	EntryTotal = "odp_entry_total"
 	// PartitionHits counts the servers' ob_proxy_partition_hit feedback by
 	// partitionHit (true: the statement ran where its data is).
@@ -76,6 +94,12 @@ const (
 	ServerSessions = "obgate_server_sessions"
 	// ServerRequests counts statements sent per server.
 	ServerRequests = "obgate_server_requests_total"
+	// SQLErrors counts the ERR packets that answered client commands, by
+	// code: the servers' that obgate relayed and obgate's own.
+	SQLErrors = "obgate_sql_error_total"
+	// MonitorItemDropped counts updates of tenant-family label sets that
+	// were not created because monitor_item_limit of them existed.
+	MonitorItemDropped = "obgate_monitor_item_dropped_total"
 )
 
 // Label values.
@@ -86,6 +110,10 @@ const (
 	ResultFail    = "fail"
 	TransRequest  = "request"
 	TransResponse = "response"
+	// timeType values of SQLCostTotal.
+	TimeTotal   = "total"
+	TimePrepare = "prepare"
+	TimeServer  = "server"
 	// RefusedFDExhausted is the ClientRefused reason for running out of
 	// file descriptors.
 	RefusedFDExhausted = "fd_exhausted"

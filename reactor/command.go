@@ -223,6 +223,9 @@ func (st *statement) answerFrom(o outcome, cmd mysqlproto.Command, kind route.St
 		return false, err
 	}
 	failed := s.scanner.IsErr()
+	if failed {
+		s.srv.metrics.sqlError(s.scanner.ErrCode())
+	}
 	if after {
 		st.afterResponse(cmd, failed)
 	}
@@ -320,6 +323,7 @@ func maybeInternal(info route.StmtInfo) bool {
 
 // writeError answers the current command with an ERR packet.
 func (s *Session) writeError(e *mysqlproto.SQLError) error {
+	s.srv.metrics.sqlError(e.Code)
 	return s.writePacket(e.AppendPacket(nil))
 }
 

@@ -1,6 +1,10 @@
 package reactor
 
-import "obgate/internal/npbound"
+import (
+	"time"
+
+	"obgate/internal/npbound"
+)
 
 // PeekIdleAfter is peekIdleAfter, for tests that must let a server session
 // become idle long enough to be peeked at.
@@ -14,3 +18,6 @@ func ReadBoundPauses() uint64 { return npbound.Pauses() }
 // poller; PollerHandOffs the commands the poller gave to a goroutine.
 func PolledFinished() uint64 { return polledFinished.Load() }
 func PollerHandOffs() uint64 { return pollerHandOffs.Load() }
+
+// SweepAt runs one pass of the server's sweeper as if at now.
+func (srv *Server) SweepAt(now time.Time) { srv.sweep(now) }

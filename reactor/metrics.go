@@ -7,6 +7,7 @@ import (
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
+	"obgate/config"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -31,20 +32,40 @@ type reactorMetrics struct {
 	partitionHits          [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
 	refusedFD              *vm.Counter    // clients refused: no file descriptor left
 
-	reg     *metrics.Registry
-	tenants sync.Map // cluster + "\x00" + tenant → *tenantMetrics
+	errMu    sync.RWMutex
+	errCodes map[uint16]*vm.Counter // SQLErrors by code, made on first use; under errMu
+
+	reg       *metrics.Registry
+	appName   string   // the logicTenant label
+	tenants   sync.Map // cluster + "\x00" + tenant + "\x00" + schema → *tenantMetrics
+	unsubsCfg func()   // ends the config subscription
 }
 
-// tenantMetrics are the statement series of one cluster and tenant; a
-// session finds its set once, at login.
+// tenantMetrics are the statement series of one cluster, tenant and
+// schema (metrics.Group). Its slots fill on first use and may be emptied
+// again by the registry's sweep (monitor_item_limit,
+// monitor_item_max_idle_period); a session keeps the set of its current
+// database (Session.tenantMetrics).
 type tenantMetrics struct {
-	stmts        [route.NumStmtKinds][2]*vm.Counter // [kind][failed]
-	transactions *vm.Counter
+	g     *metrics.Group
+	stmts [route.NumStmtKinds][2][2]metrics.Slot // [kind][failed][partition missed]
+	cost  [route.NumStmtKinds][3]metrics.Slot    // [kind][costTotal, costPrepare, costServer]
+	// transactions counts finished transactions.
+	transactions metrics.Slot
 	// entries counts table-entry lookups of statements routed by table,
 	// [routeHit][routeResult]: the cache had the table's location; the
-	// statement's partition was found in it.
-	entries [2][2]*vm.Counter
+	// statement's partition was found in it. An extra family.
+	entries [2][2]metrics.Slot
 }
+
+// Indexes of tenantMetrics.cost, and their timeType labels.
+const (
+	costTotal = iota
+	costPrepare
+	costServer
+)
+
+var costTimeTypes = [3]string{metrics.TimeTotal, metrics.TimePrepare, metrics.TimeServer}
 
 func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	m := &reactorMetrics{
@@ -53,9 +74,9 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		serverConnectFailures:  r.Counter(metrics.ServerConnectFailures),
 		serverChecksumFailures: r.Counter(metrics.ServerFailures, "reason", "checksum"),
 		serverBreaks:           r.Counter(metrics.ServerFailures, "reason", "connection"),
-		bytesFromClient:        r.Counter(metrics.RequestByte, "transType", metrics.TransRequest, "sessionType", metrics.SessionClient),
-		bytesToClient:          r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionClient),
-		bytesFromServer:        r.Counter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
+		bytesFromClient:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransRequest, "sessionType", metrics.SessionClient),
+		bytesToClient:          r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionClient),
+		bytesFromServer:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
 		resent:                 r.Counter(metrics.StatementsResent),
@@ -76,7 +97,8 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())
 	}
 	m.reg = r
-	m.forTenant("", "") // mysql routing mode's series exist from the start
+	m.errCodes = map[uint16]*vm.Counter{}
+	m.watchConfig(srv.cfg)
 	for i := range m.quits {
 		m.quits[i] = r.Counter("obgate_session_quit_total", "reason", QuitSource(i).String())
 	}
@@ -88,43 +110,103 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	return m
 }
 
-// forTenant returns the statement series of a cluster and tenant ("" and
-// "" in mysql routing mode), creating them on first use. Tenants come from
-// successful logins, so the number of series stays bounded.
-func (m *reactorMetrics) forTenant(cluster, tenant string) *tenantMetrics {
-	key := cluster + "\x00" + tenant
+// watchConfig applies the items that limit the registry's label sets now
+// and at each change of the running configuration.
+func (m *reactorMetrics) watchConfig(store *config.Store) {
+	apply := func(c *config.Config) {
+		m.reg.SetLimits(c.MonitorItemLimit, c.MonitorItemMaxIdlePeriod)
+		m.reg.SetExtra(c.EnableExtraPrometheusMetric)
+	}
+	cfg := store.Load()
+	m.appName = cfg.AppName
+	apply(cfg)
+	m.unsubsCfg = store.Subscribe(func(_, c *config.Config) { apply(c) })
+}
+
+// forTenant returns the statement series of a cluster, tenant and schema
+// (cluster and tenant "" in mysql routing mode), creating the set on
+// first use; its series are created as they are first counted. Tenants
+// come from successful logins and schemas from databases the server
+// accepted, and sets without series cost a few kilobytes of slots; the
+// series themselves are what monitor_item_limit bounds.
+func (m *reactorMetrics) forTenant(cluster, tenant, schema string) *tenantMetrics {
+	key := cluster + "\x00" + tenant + "\x00" + schema
 	if tm, ok := m.tenants.Load(key); ok {
 		return tm.(*tenantMetrics)
 	}
-	tm := &tenantMetrics{transactions: m.reg.Counter(metrics.TransactionTotal, "cluster", cluster, "tenant", tenant)}
-	for k := range route.NumStmtKinds {
-		name := route.StmtKind(k).String()
-		tm.stmts[k][0] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultSuccess)
-		tm.stmts[k][1] = m.reg.Counter(metrics.SQLRequestTotal, "cluster", cluster, "tenant", tenant, "sqlType", name, "sqlResult", metrics.ResultFail)
-	}
-	for hit := range 2 {
-		for res := range 2 {
-			tm.entries[hit][res] = m.reg.Counter(metrics.EntryTotal, "cluster", cluster, "tenant", tenant,
-				"entryType", "table_entry", "routeHit", strconv.FormatBool(hit == 1), "routeResult", strconv.FormatBool(res == 1))
-		}
-	}
+	tm := &tenantMetrics{g: m.reg.Group("logicTenant", m.appName, "logicSchema", "",
+		"cluster", cluster, "tenant", tenant, "schema", schema)}
 	actual, _ := m.tenants.LoadOrStore(key, tm)
 	return actual.(*tenantMetrics)
 }
 
-// countStatement counts one finished statement of the session and its
-// latency.
-func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Time) {
-	tm := s.tenantMetrics()
-	f := 0
+// statement counts one statement: kind, failed and missed select the
+// series; cost holds its total, prepare and server times.
+func (tm *tenantMetrics) statement(kind route.StmtKind, failed, missed bool, cost *[3]time.Duration) {
+	f, h := 0, 0
 	if failed {
 		f = 1
 	}
+	if missed {
+		h = 1
+	}
+	if c := tm.stmts[kind][f][h].Counter(); c != nil {
+		c.Inc()
+	} else if c := tm.createStmt(kind, f, h); c != nil {
+		c.Inc()
+	}
+	for i, d := range cost {
+		us := int(d / time.Microsecond)
+		if us <= 0 && i != costTotal {
+			continue
+		}
+		if c := tm.cost[kind][i].Counter(); c != nil {
+			c.Add(us)
+		} else if c := tm.createCost(kind, i); c != nil {
+			c.Add(us)
+		}
+	}
+}
+
+func (tm *tenantMetrics) createStmt(kind route.StmtKind, f, h int) *vm.Counter {
+	res := metrics.ResultSuccess
+	if f == 1 {
+		res = metrics.ResultFail
+	}
+	return tm.g.Create(&tm.stmts[kind][f][h], false, metrics.SQLRequestTotal,
+		"sqlType", kind.String(), "sqlResult", res, "partitionHit", strconv.FormatBool(h == 0))
+}
+
+func (tm *tenantMetrics) createCost(kind route.StmtKind, i int) *vm.Counter {
+	return tm.g.Create(&tm.cost[kind][i], false, metrics.SQLCostTotal,
+		"sqlType", kind.String(), "timeType", costTimeTypes[i])
+}
+
+// countStatement counts one finished statement of the session and its
+// times: the latency histogram, and the tenant's odp_sql_request_total
+// and odp_sql_cost_total. The request went to a server when the last
+// relay began after start (its sentAt and firstAt, relay.go); otherwise
+// obgate answered it itself and only the total counts.
+func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Time) {
+	tm := s.tenantMetrics()
 	if int(kind) >= len(tm.stmts) {
 		kind = route.StmtOther
 	}
-	tm.stmts[kind][f].Inc()
-	s.srv.metrics.latency.Update(time.Since(start).Seconds())
+	now := time.Now()
+	var cost [3]time.Duration
+	cost[costTotal] = now.Sub(start)
+	if r := &s.st.rr; !r.sentAt.Before(start) {
+		cost[costPrepare] = r.sentAt.Sub(start)
+		if r.firstAt.Before(r.sentAt) {
+			cost[costServer] = now.Sub(r.sentAt) // no answer came
+		} else {
+			cost[costServer] = r.firstAt.Sub(r.sentAt)
+		}
+	}
+	missed := s.partitionMissed
+	s.partitionMissed = false
+	tm.statement(kind, failed, missed, &cost)
+	s.srv.metrics.latency.Update(cost[costTotal].Seconds())
 }
 
 // serverFailure counts a server session that broke under a statement.
@@ -144,16 +226,23 @@ func (m *reactorMetrics) quit(src QuitSource) {
 
 // countTransaction counts a finished transaction of the session.
 func (s *Session) countTransaction() {
-	s.tenantMetrics().transactions.Inc()
+	tm := s.tenantMetrics()
+	if c := tm.transactions.Counter(); c != nil {
+		c.Inc()
+	} else if c := tm.g.Create(&tm.transactions, false, metrics.TransactionTotal); c != nil {
+		c.Inc()
+	}
 }
 
 // tenantMetrics returns the session's statement series: by cluster and
-// tenant in OceanBase mode (set at login, where both were checked),
-// unlabelled otherwise (mysql routing mode, where login names may carry
-// any tenant, and sessions that did not log in).
+// tenant in OceanBase mode (set at login, where both were checked), ""
+// and "" otherwise (mysql routing mode, where login names may carry any
+// tenant, and sessions that did not log in); by the current database in
+// both. setDB forgets the set, so the next statement finds the one of
+// the new database. Owner goroutine only.
 func (s *Session) tenantMetrics() *tenantMetrics {
 	if s.tm == nil {
-		s.tm = s.srv.metrics.forTenant("", "")
+		s.tm = s.srv.metrics.forTenant(s.tmCluster, s.tmTenant, s.db)
 	}
 	return s.tm
 }
@@ -167,7 +256,8 @@ func (m *reactorMetrics) partitionHit(hit bool) {
 	}
 }
 
-// countEntry counts the table-entry lookup of a statement routed by table.
+// countEntry counts the table-entry lookup of a statement routed by
+// table (odp_entry_total, an extra family).
 func (s *Session) countEntry(found, located bool) {
 	h, r := 0, 0
 	if found {
@@ -176,7 +266,31 @@ func (s *Session) countEntry(found, located bool) {
 	if located {
 		r = 1
 	}
-	s.tenantMetrics().entries[h][r].Inc()
+	tm := s.tenantMetrics()
+	sl := &tm.entries[h][r]
+	if c := sl.Counter(); c != nil {
+		c.Inc()
+	} else if c := tm.g.Create(sl, true, metrics.EntryTotal, "entryType", "table_entry",
+		"routeHit", strconv.FormatBool(found), "routeResult", strconv.FormatBool(located)); c != nil {
+		c.Inc()
+	}
+}
+
+// sqlError counts an ERR packet with code that answered a client command.
+// Any goroutine; a read lock once the code's counter exists.
+func (m *reactorMetrics) sqlError(code uint16) {
+	m.errMu.RLock()
+	c := m.errCodes[code]
+	m.errMu.RUnlock()
+	if c == nil {
+		m.errMu.Lock()
+		if c = m.errCodes[code]; c == nil {
+			c = m.reg.Counter(metrics.SQLErrors, "code", strconv.Itoa(int(code)))
+			m.errCodes[code] = c
+		}
+		m.errMu.Unlock()
+	}
+	c.Inc()
 }
 
 // retried counts a statement sent elsewhere after a server ERR.

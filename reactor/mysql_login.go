@@ -57,6 +57,7 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	s.mu.Lock()
 	s.identity = route.ParseUsername(resp.User, cfg.UsernameSeparators())
 	s.user, s.db = resp.User, resp.Database
+	s.tm = nil
 	s.mu.Unlock()
 	s.caps = resp.Capability & greet.Capability
 

@@ -234,6 +234,7 @@ func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id ro
 	s.identity.User = id.User
 	s.db = o.vars.db
 	s.mu.Unlock()
+	s.tm = nil
 	o.publishOB()
 }
 

@@ -127,7 +127,7 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, id.Tenant, resp, greet.AuthData
 	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
 	o.feedback = o.onFeedback
-	s.tm = srv.metrics.forTenant(id.Cluster, id.Tenant)
+	s.tmCluster, s.tmTenant, s.tm = id.Cluster, id.Tenant, nil
 	s.cfg = cfg
 	okPayload, err := o.obFirstLogin(ctx)
 	if err != nil {
@@ -193,6 +193,7 @@ func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Ident
 	s.mu.Lock()
 	s.identity = id
 	s.user, s.db = resp.User, resp.Database
+	s.tm = nil
 	s.mu.Unlock()
 }
 

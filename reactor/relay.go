@@ -31,6 +31,10 @@ type responseRelay struct {
 	// checked what follows it (finishResponse, a held ERR).
 	ended bool
 	open  bool
+	// sentAt is when the relay began, just after the request went to the
+	// server; firstAt when the first byte of the answer was seen (zero
+	// until then). They outlive the relay: countStatement reads them.
+	sentAt, firstAt time.Time
 }
 
 // errWouldBlock stops runRelay on the poller where it would wait for the
@@ -54,12 +58,13 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	if be.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
 		sc.ExpectExtraOK()
 	}
+	now := time.Now()
 	if d := s.side.answerTimeout(); d > 0 {
-		_ = be.conn.SetReadDeadline(time.Now().Add(d))
+		_ = be.conn.SetReadDeadline(now.Add(d))
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk.
-	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true}
+	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true, sentAt: now}
 }
 
 // close ends the relay's hold on its window, once (relayEnd, or
@@ -100,6 +105,9 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 	for {
+		if r.firstAt.IsZero() && r.win.end > 0 {
+			r.firstAt = time.Now()
+		}
 		var ev mysqlproto.ScanEvent
 		if r.hasPending {
 			ev, r.hasPending = r.pending, false

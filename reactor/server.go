@@ -258,6 +258,7 @@ func (srv *Server) closePoller() {
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)
 		<-srv.sweepDone
+		srv.metrics.unsubsCfg()
 	})
 }
 

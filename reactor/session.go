@@ -41,9 +41,15 @@ type Session struct {
 	admin     bool                    // shared, immutable after login: root@proxysys
 
 	cfg     *config.Config             // snapshot loaded at the start of the current command
-	tm      *tenantMetrics             // statement series of the session's cluster and tenant
+	tm      *tenantMetrics             // statement series of the session's cluster, tenant and database; nil: find again
 	scanner mysqlproto.ResponseScanner // reads the answer being relayed
 	st      statement                  // the command being served, made anew for each (serveCommand)
+	// tmCluster and tmTenant are the cluster and tenant of tm, set at an
+	// OceanBase-mode login.
+	tmCluster, tmTenant string
+	// partitionMissed says the server's ob_proxy_partition_hit feedback
+	// on the statement in progress was a miss (countStatement clears it).
+	partitionMissed bool
 
 	// side is what the session does per routing mode, made with the
 	// session (setSide); ob and my are side as its concrete type, for the
@@ -213,6 +219,7 @@ func (s *Session) setDB(db string) {
 	s.mu.Lock()
 	s.db = db
 	s.mu.Unlock()
+	s.tm = nil // the new database's statement series
 }
 
 // DB returns the session's current database as obgate last saw it.

@@ -38,6 +38,7 @@ func (srv *Server) sweepLoop(stop <-chan struct{}) {
 
 // sweep makes one pass; any goroutine may run it (tests call it).
 func (srv *Server) sweep(now time.Time) {
+	srv.metrics.reg.Sweep(now) // idle label sets (monitor_item_max_idle_period)
 	cfg := srv.cfg.Load()
 	srv.eachSession(func(s *Session) {
 		if s.State() != StateIdle {

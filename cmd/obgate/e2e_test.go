@@ -31,7 +31,8 @@ func TestSlowClientMemory(t *testing.T) {
 	}
 	for _, mode := range clientIOModes {
 		t.Run(mode, func(t *testing.T) {
-			p := startObgate(t, "", "-o", "client_io_mode="+mode)
+			// The bytes in flight come from odp_request_byte, an extra family.
+			p := startObgate(t, "", "-o", "client_io_mode="+mode, "-o", "enable_extra_prometheus_metric=true")
 			q := memory.StreamQuery{
 				Addr: p.addr(), Rows: 1 << 20, RowLen: 1024,
 				ReadFirst: 1 << 20, Stall: 5 * time.Second, RcvBuf: 64 << 10,

@@ -267,7 +267,9 @@ func startProxy(ctx context.Context, cfg config, srv *mariadbd.Server, name, tag
 		confDir := filepath.Join(outDir, name+"-"+tag)
 		argv := []string{cfg.ObgateBin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport),
 			"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "--config-dir", confDir,
-			"-o", "client_io_mode=" + clientIOMode(name)}
+			"-o", "client_io_mode=" + clientIOMode(name),
+			// odp_request_byte, read for the bytes in flight, is an extra family.
+			"-o", "enable_extra_prometheus_metric=true"}
 		if p.proc, err = suite.StartProcess(name, filepath.Join(outDir, "logs", name+"-"+tag+".log"), argv...); err != nil {
 			return nil, err
 		}
