@@ -202,8 +202,8 @@ func TestRanges(t *testing.T) {
 		{"request_buffer_length", "1KB", true},
 		{"max_packet_size", "1GB", true},
 		{"max_packet_size", "2GB", false},
-		{"proxy_mem_limited", "100G", true}, // "[100MB,]"
-		{"proxy_mem_limited", "99MB", false},
+		{"proxy_mem_limited", "100G", true}, // "[16MB,]" (ODP: 100MB)
+		{"proxy_mem_limited", "15MB", false},
 		{"server_detect_mode", "4", false}, {"server_detect_mode", "3", true},
 		{"enable_congestion", "maybe", false},
 		{"server_routing_mode", "MySQL", true},

@@ -335,8 +335,8 @@ var itemTable = []Item{
 		ref: boolRef(func(c *Config) *bool { return &c.AutomaticMatchWorkThread })},
 
 	// Memory, and ODP items that obgate accepts so that existing start scripts keep working.
-	{name: "proxy_mem_limited", def: "2G", rng: "[100MB,]", level: LevelUser,
-		doc: "Accepted for ODP compatibility and ignored; limit memory with GOMEMLIMIT.",
+	{name: "proxy_mem_limited", def: "2G", rng: "[16MB,]", level: LevelUser,
+		doc: "Memory obgate may use: the Go runtime's memory limit (the collector works harder near it; it replaces GOMEMLIMIT). Above 90% of it in live heap new clients get ERR 1041 until it falls under 80%; sessions already in are never cut. ODP's floor is 100MB; obgate accepts 16MB and up.",
 		ref: capRef(func(c *Config) *int64 { return &c.ProxyMemLimited })},
 	{name: "routing_cache_mem_limited", def: "128MB", rng: "[1KB,100G]", level: LevelUser,
 		doc: "Memory the table location cache may hold; beyond it the least recently used tables are dropped.",

@@ -44,6 +44,12 @@ const (
 	// ServerFailures counts server sessions that broke under a statement,
 	// by reason (connection, checksum).
 	ServerFailures = "obgate_server_failures_total"
+	// MemoryLimit is proxy_mem_limited, the Go memory limit, in bytes;
+	// MemoryInUse the live heap the memory guard compares with it;
+	// MemoryHigh is 1 while new clients are refused for memory.
+	MemoryLimit = "obgate_memory_limit_bytes"
+	MemoryInUse = "obgate_memory_in_use_bytes"
+	MemoryHigh  = "obgate_memory_high"
 	// ConfigChanges counts successful ALTER PROXYCONFIG changes.
 	ConfigChanges = "obgate_config_changes_total"
 	// ClientRefused counts client connections turned away before their
@@ -117,4 +123,7 @@ const (
 	// RefusedFDExhausted is the ClientRefused reason for running out of
 	// file descriptors.
 	RefusedFDExhausted = "fd_exhausted"
+	// RefusedMemory is the ClientRefused reason for memory over the
+	// high-water mark of proxy_mem_limited.
+	RefusedMemory = "memory"
 )

@@ -8,6 +8,7 @@ import "fmt"
 // packets from OBServer (positive, as the wire carries them).
 const (
 	ERConCountError          uint16 = 1040
+	EROutOfResources         uint16 = 1041
 	ERHandshakeError         uint16 = 1043
 	ERDBAccessDenied         uint16 = 1044
 	ERAccessDenied           uint16 = 1045
@@ -122,6 +123,7 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	ERUnknownComError:        {"08S01", "ER_UNKNOWN_COM_ERROR"},
 	ERBadDB:                  {"42000", "ER_BAD_DB_ERROR"},
 	ERServerShutdown:         {"08S01", "ER_SERVER_SHUTDOWN"},
+	EROutOfResources:         {"HY000", "ER_OUT_OF_RESOURCES"},
 	ERParseError:             {"42000", "ER_PARSE_ERROR"},
 	ERNoSuchThread:           {"HY000", "ER_NO_SUCH_THREAD"},
 	ERKillDenied:             {"HY000", "ER_KILL_DENIED_ERROR"},

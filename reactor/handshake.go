@@ -288,6 +288,8 @@ func (srv *Server) admission(count int64, cfg *config.Config) *loginRefusal {
 	switch {
 	case srv.draining.Load():
 		return &loginRefusal{mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "obgate is shutting down"), QuitShutdown, nil}
+	case srv.mem.high.Load():
+		return srv.memoryRefusal()
 	case cfg.ClientMaxConnections > 0 && count > cfg.ClientMaxConnections:
 		if cfg.EnableClientConnectionLRUDisconnect && srv.closeLeastRecentlyUsed() {
 			return nil

@@ -31,6 +31,7 @@ type reactorMetrics struct {
 	sessionsMoved          *vm.Counter
 	partitionHits          [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
 	refusedFD              *vm.Counter    // clients refused: no file descriptor left
+	refusedMemory          *vm.Counter    // clients refused: memory over the high-water mark
 
 	errMu    sync.RWMutex
 	errCodes map[uint16]*vm.Counter // SQLErrors by code, made on first use; under errMu
@@ -79,6 +80,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		bytesFromServer:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
+		refusedMemory:          r.Counter(metrics.ClientRefused, "reason", metrics.RefusedMemory),
 		resent:                 r.Counter(metrics.StatementsResent),
 		sessionsMoved:          r.Counter(metrics.SessionsMoved),
 		partitionHits: [2]*vm.Counter{
@@ -98,10 +100,18 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	}
 	m.reg = r
 	m.errCodes = map[uint16]*vm.Counter{}
-	m.watchConfig(srv.cfg)
+	m.watchConfig(srv.cfg, &srv.mem)
 	for i := range m.quits {
 		m.quits[i] = r.Counter("obgate_session_quit_total", "reason", QuitSource(i).String())
 	}
+	r.GaugeFunc(func() float64 { return float64(srv.mem.limit.Load()) }, metrics.MemoryLimit)
+	r.GaugeFunc(func() float64 { return float64(srv.mem.inUse.Load()) }, metrics.MemoryInUse)
+	r.GaugeFunc(func() float64 {
+		if srv.mem.high.Load() {
+			return 1
+		}
+		return 0
+	}, metrics.MemoryHigh)
 	r.GaugeFunc(func() float64 { return float64(srv.clients.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionClient)
 	r.GaugeFunc(func() float64 { return float64(srv.servers.total.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
 	srv.servers.newAddr = func(addr string) {
@@ -110,10 +120,11 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 	return m
 }
 
-// watchConfig applies the items that limit the registry's label sets now
-// and at each change of the running configuration.
-func (m *reactorMetrics) watchConfig(store *config.Store) {
+// watchConfig applies the items that limit the registry's label sets, and
+// proxy_mem_limited, now and at each change of the running configuration.
+func (m *reactorMetrics) watchConfig(store *config.Store, mem *memGuard) {
 	apply := func(c *config.Config) {
+		mem.applyMemLimit(c) // proxy_mem_limited, with the metric items
 		m.reg.SetLimits(c.MonitorItemLimit, c.MonitorItemMaxIdlePeriod)
 		m.reg.SetExtra(c.EnableExtraPrometheusMetric)
 	}

@@ -69,6 +69,8 @@ type Server struct {
 
 	ids           sessionIDs
 	stopSweep     chan struct{}
+	memDone       chan struct{}
+	mem           memGuard // proxy_mem_limited (memguard.go)
 	stopSweepOnce sync.Once
 	sweepDone     chan struct{}
 	proxyID       int64    // proxy_id in effect (random when configured as 0)
@@ -112,10 +114,14 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.router = route.NewRouter(srv.health)
 
-	srv.stopSweep, srv.sweepDone = make(chan struct{}), make(chan struct{})
+	srv.stopSweep, srv.sweepDone, srv.memDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(srv.sweepDone)
 		srv.sweepLoop(srv.stopSweep)
+	}()
+	go func() {
+		defer close(srv.memDone)
+		srv.memLoop(srv.stopSweep)
 	}()
 	if w, err := newServerWatch(); err == nil {
 		srv.servers.watch = w
@@ -258,6 +264,7 @@ func (srv *Server) closePoller() {
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)
 		<-srv.sweepDone
+		<-srv.memDone
 		srv.metrics.unsubsCfg()
 	})
 }

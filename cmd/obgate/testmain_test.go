@@ -114,7 +114,7 @@ func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...stri
 	srv := mariaDB(t)
 	p := newObgateProc(t, confDir)
 	p.args = append([]string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
-		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "--config-dir", p.confDir}, extra...)
+		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "-o", "log_dir=" + filepath.Join(p.confDir, "log"), "--config-dir", p.confDir}, extra...)
 	p.spawn(wrap)
 	p.waitReady()
 	return p
