@@ -76,7 +76,8 @@ func run(mysqlMode bool) error {
 	if err != nil {
 		return err
 	}
-	cmdArgs := append([]string{"-N", "-p", "2883", "-l", "2884", "--config-dir", filepath.Join(work, "etc")}, args...)
+	diagDir := filepath.Join(work, "log")
+	cmdArgs := append([]string{"-N", "-p", "2883", "-l", "2884", "--config-dir", filepath.Join(work, "etc"), "-o", "log_dir=" + diagDir}, args...)
 	cmd := exec.Command(bin, cmdArgs...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -90,7 +91,8 @@ func run(mysqlMode bool) error {
 	if err := waitPort(ctx, "127.0.0.1:2883"); err != nil {
 		return err
 	}
-	fmt.Printf("\n%s\nmetrics: http://127.0.0.1:2884/metrics\nPress Ctrl-C to stop.\n", banner)
+	fmt.Printf("\n%s\nmetrics: http://127.0.0.1:2884/metrics (also /healthz, /readyz)\ndiagnosis log (one JSON line per disconnect, failed login, retry, blocklist change):\n  tail -f %s | jq .\nPress Ctrl-C to stop.\n",
+		banner, filepath.Join(diagDir, "obgate_diagnosis.log"))
 	<-ctx.Done()
 	fmt.Println("\nstopping ...")
 	return nil
