@@ -114,11 +114,6 @@ func (a *Admin) clusters(c command) []*route.Cluster {
 	return out
 }
 
-// clusterID is the cluster id read from the cluster, or the one given at
-// login before that (-1 when unknown).
-func clusterID(cl *route.Cluster) int64 {
-	if t := cl.Table(); t != nil && t.ClusterID != 0 {
-		return t.ClusterID
-	}
-	return cl.ID()
-}
+// clusterID is the cluster's id as obgate knows it: -1, since obgate
+// reads no cluster id from the cluster (ODP shows the master cluster's).
+func clusterID(cl *route.Cluster) int64 { return cl.ID() }
