@@ -22,6 +22,17 @@ const (
 	cmdSelectVars // SELECT @@a, @@b [LIMIT n] in an administrator session
 	cmdNeedOK     // SET, BEGIN, COMMIT, ROLLBACK, USE in an administrator session
 	cmdShowProcesslist
+	cmdShowInfoBinary    // SHOW PROXYINFO BINARY
+	cmdShowInfoUpgrade   // SHOW PROXYINFO UPGRADE
+	cmdShowInfoIDC       // SHOW PROXYINFO IDC
+	cmdShowMemory        // SHOW PROXYMEMORY [n]
+	cmdShowMemoryObjpool // SHOW PROXYMEMORY OBJPOOL [n]
+	cmdShowNetThread     // SHOW PROXYNET THREAD
+	cmdShowNetConnection // SHOW PROXYNET CONNECTION [thread_id [LIMIT ...]]
+	cmdShowCluster       // SHOW PROXYCLUSTER [LIKE]
+	cmdShowClusterIDC    // SHOW PROXYCLUSTER IDC [LIKE]
+	cmdShowResource      // SHOW PROXYRESOURCE [LIKE]
+	cmdShowWarnlog       // SHOW WARNLOG [log_id[, thread_id[, 'time']]]
 )
 
 // command is a parsed internal command.
@@ -40,6 +51,13 @@ type command struct {
 	hasSSID bool
 	cluster string
 	vars    []string
+	refresh bool // SHOW PROXYSTAT REFRESH
+	// LIMIT of SHOW PROXYNET CONNECTION (limit -1: none).
+	limit, offset int64
+	// SHOW WARNLOG's filters: log ids from logID, of thread threadID
+	// (-1: any), logged at or after since ("" any).
+	logID, threadID int64
+	since           string
 }
 
 // parseCommand recognises an internal command. It returns cmdUnknown for
@@ -121,9 +139,12 @@ func parseShow(p *parser) command {
 		}
 	case p.keyword("PROXYSTAT"):
 		c.kind = cmdShowStat
-		p.keyword("REFRESH")
+		c.refresh = p.keyword("REFRESH")
 	default:
-		return command{}
+		var ok bool
+		if c, ok = parseShowView(p); !ok {
+			return command{}
+		}
 	}
 	var ok bool
 	if c.like, c.hasLike, ok = p.likePattern(); !ok {

@@ -112,5 +112,5 @@ func (a *Admin) explainRoute(sess *reactor.Session, stmt []byte, reply *reactor.
 	} else {
 		add("used", ex.Used)
 	}
-	return reply.ResultSet(rs)
+	return a.send(reply, rs)
 }

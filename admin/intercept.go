@@ -7,6 +7,7 @@ import (
 
 	vm "github.com/VictoriaMetrics/metrics"
 
+	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/reactor"
@@ -19,6 +20,7 @@ type Admin struct {
 	log           *slog.Logger
 	configChanges *vm.Counter
 	pid           int
+	warnings      *warnlog.Ring // SHOW WARNLOG's records; nil: none kept
 }
 
 // New returns the internal-command handler for srv; install it with
@@ -63,23 +65,23 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 		}
 		err = reply.ResultSet(oneValue("proxy_status", status))
 	case cmdShowConfig:
-		err = reply.ResultSet(a.showConfig(c))
+		err = a.send(reply, a.showConfig(c))
 	case cmdAlterConfig:
 		err = a.alterConfig(c, reply)
 	case cmdShowSession:
-		err = reply.ResultSet(a.showSessions(sess, c))
+		err = a.send(reply, a.showSessions(sess, c))
 	case cmdShowSessionAttribute:
 		err = a.showSessionAttribute(sess, c, reply)
 	case cmdShowSessionVariables:
 		err = a.showSessionVariables(sess, c, reply)
 	case cmdShowRoute:
-		err = reply.ResultSet(a.showRoute(c))
+		err = a.send(reply, a.showRoute(c))
 	case cmdShowRoutePartition:
-		err = reply.ResultSet(a.showRoutePartition(c))
+		err = a.send(reply, a.showRoutePartition(c))
 	case cmdExplainRoute:
 		err = a.explainRoute(sess, []byte(c.value), reply)
 	case cmdShowCongestion:
-		err = reply.ResultSet(a.showCongestion(c))
+		err = a.send(reply, a.showCongestion(c))
 	case cmdKillSession:
 		err = a.killSession(c, reply)
 	case cmdSelectVars:
@@ -87,8 +89,11 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 	case cmdNeedOK:
 		err = reply.OK(0, "")
 	default:
-		err = reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
-			"obgate does not support this internal command yet: %s", truncate(string(query), 80)))
+		var ok bool
+		if ok, err = a.answerView(c, reply); !ok {
+			err = reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
+				"obgate does not support this internal command yet: %s", truncate(string(query), 80)))
+		}
 	}
 	if err != nil {
 		a.log.Debug("internal command reply failed", "session", sess.ID(), "err", err)
@@ -108,8 +113,10 @@ func everyUser(k cmdKind) bool {
 
 func (a *Admin) killSession(c command, reply *reactor.Reply) error {
 	if c.hasSSID {
-		return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
-			"KILL PROXYSESSION with a server session id is not supported yet"))
+		return a.killServerSession(c, reply)
+	}
+	if c.id > 1<<32-1 {
+		return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
 	}
 	if err := a.srv.KillSession(uint32(c.id)); err != nil {
 		if se, ok := mysqlproto.AsSQLError(err); ok {

@@ -71,7 +71,10 @@ func TestMatchLike(t *testing.T) {
 
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"show proxyconfig like 'a%'", "alter proxyconfig set a = 'b'", "kill proxysession 1 2",
-		"select @@a, @@b limit 1", "'unterminated", "/* x", "select proxy_version() as v", "show proxycongestion all c"} {
+		"select @@a, @@b limit 1", "'unterminated", "/* x", "select proxy_version() as v", "show proxycongestion all c",
+		"show proxystat refresh like 'cur%'", "show proxyinfo binary", "show proxyinfo idc", "show proxymemory objpool 2",
+		"show proxynet connection 0 limit 2,3", "show proxynet connection 1 limit 2 offset 1", "show proxynet thread",
+		"show proxycluster idc like 'c'", "show proxyresource", "show warnlog 1, 0, '2026-01-01 00:00:00'"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

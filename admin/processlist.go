@@ -19,12 +19,12 @@ func (a *Admin) showProcesslist(sess *reactor.Session, reply *reactor.Reply) boo
 	cfg := a.srv.Config().Load()
 	if sess.IsAdmin() || cfg.ServerRoutingMode == "mysql" || cfg.ClientSessionIDVersion != 1 {
 		if sess.IsAdmin() {
-			_ = reply.ResultSet(a.processlist(sess, true))
+			_ = a.send(reply, a.processlist(sess, true))
 			return true
 		}
 		return false
 	}
-	_ = reply.ResultSet(a.processlist(sess, false))
+	_ = a.send(reply, a.processlist(sess, false))
 	return true
 }
 
@@ -41,13 +41,14 @@ func (a *Admin) processlist(sess *reactor.Session, all bool) *mysqlproto.ResultS
 		if s.Admin || (!all && !mayListSession(me, s.Identity)) {
 			continue
 		}
-		svr := int64(0)
+		svr, tid := int64(0), int64(-1)
 		if t, ok := a.srv.Session(s.ID); ok {
 			svr = int64(len(t.ServerSessions()))
+			tid = int64(t.SocketFD()) // as SHOW PROXYSESSION's tid
 		}
 		rs.Rows = append(rs.Rows, []any{
 			uint64(s.ID), s.Identity.Tenant, s.Identity.User, s.ClientAddr, nullIfEmpty(s.DB),
-			s.TransCount, svr, odpState(s.State), int64(a.pid), int64(a.pid),
+			s.TransCount, svr, odpState(s.State), tid, int64(a.pid),
 		})
 	}
 	return rs

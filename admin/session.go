@@ -24,6 +24,13 @@ func odpState(s reactor.SessionState) string {
 
 // showSessions answers SHOW PROXYSESSION with ODP's columns. Normal users
 // see only sessions of their own login name.
+//
+// tid is, in ODP, the net thread serving the session. obgate has no such
+// threads: netpoll's pollers share connections without saying which holds
+// which, and a goroutine's OS thread changes from one statement to the
+// next. tid is the session's client socket descriptor instead (SHOW
+// PROXYNET CONNECTION's socket_fd, lsof's FD): real, and fixed from the
+// login to the close; -1 once the socket is gone.
 func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.ResultSet {
 	rs := &mysqlproto.ResultSet{Columns: []mysqlproto.Column{
 		mysqlproto.BigintColumn("proxy_sessid"), mysqlproto.BigintColumn("Id"),
@@ -42,7 +49,7 @@ func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.Resul
 		if c.hasLike && !matchLike(c.like, s.User) {
 			continue
 		}
-		svr := int64(0)
+		svr, tid := int64(0), int64(-1)
 		if s.ServerAddr != "" {
 			svr = 1
 		}
@@ -50,11 +57,12 @@ func (a *Admin) showSessions(sess *reactor.Session, c command) *mysqlproto.Resul
 			if ss := t.ServerSessions(); ss != nil {
 				svr = int64(len(ss))
 			}
+			tid = int64(t.SocketFD())
 		}
 		rs.Rows = append(rs.Rows, []any{
 			uint64(s.ID), uint64(s.ID), s.Identity.Cluster, s.Identity.Tenant, s.Identity.User,
 			s.ClientAddr, nullIfEmpty(s.DB), s.TransCount, svr, odpState(s.State),
-			int64(0), int64(a.pid), boolWord(s.TLS),
+			tid, int64(a.pid), boolWord(s.TLS),
 		})
 	}
 	return rs
@@ -89,6 +97,8 @@ func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *re
 	add("total_stmt_cnt", strconv.FormatUint(s.StmtCount, 10), "commands")
 	add("active", boolWord(s.State == reactor.StateCommand), "running a command")
 	add("in_trans", boolWord(s.InTrans), "inside a transaction")
+	add("tid", strconv.Itoa(target.SocketFD()), "client socket descriptor")
+	add("pid", strconv.Itoa(a.pid), "process id")
 	add("transport", s.Transport, "client I/O")
 	add("server_ip", hostPart(s.ServerAddr), "server session address")
 	add("server_port", portPart(s.ServerAddr), "server session port")
@@ -101,12 +111,20 @@ func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *re
 		add(p+"current", boolWord(ss.Current), "used by the last statement")
 		add(p+"in_trans", boolWord(ss.InTrans), "inside a transaction")
 	}
-	return reply.ResultSet(rs)
+	return a.send(reply, rs)
 }
 
 // showSessionVariables answers SHOW PROXYSESSION VARIABLES [ALL] [id]
-// [LIKE]: the session state obgate replays on server sessions (database,
-// system variables, user variables).
+// [LIKE] with ODP's columns and words: system variables ("changed sys
+// var", or "sys var" with ALL), then user variables ("user var", no
+// scope); modified_type says how obgate replays the variable on server
+// sessions ("hot modified vars": compared by value, ODP's hot variables;
+// "cold modified vars": by version). Without ALL ODP lists the system
+// variables the client changed; with ALL every system variable the
+// session holds, which in ODP is the server's whole set. obgate reads no
+// server's set: it holds only what the client changed (and the current
+// database, shown as the row "database"), so ALL lists the same variables,
+// labelled as ODP labels ALL's rows.
 func (a *Admin) showSessionVariables(sess *reactor.Session, c command, reply *reactor.Reply) error {
 	target, err := a.targetSession(sess, c)
 	if err != nil {
@@ -117,17 +135,39 @@ func (a *Admin) showSessionVariables(sess *reactor.Session, c command, reply *re
 		mysqlproto.VarcharColumn("info"), mysqlproto.VarcharColumn("modified_type"),
 		mysqlproto.VarcharColumn("sys_variable_flag"),
 	}}
-	for _, v := range target.Variables() {
-		if c.hasLike && !matchLike(c.like, v.Name) {
-			continue
-		}
-		flag := ""
-		if v.Kind == "system" {
-			flag = "SESSION"
-		}
-		rs.Rows = append(rs.Rows, []any{v.Name, v.Value, v.Kind, "changed", flag})
+	sysInfo := "changed sys var"
+	if c.all {
+		sysInfo = "sys var"
 	}
-	return reply.ResultSet(rs)
+	vars := target.Variables()
+	for _, user := range []bool{false, true} {
+		for _, v := range vars {
+			if (v.Kind == "user") != user || (c.hasLike && !matchLike(c.like, v.Name)) {
+				continue
+			}
+			info, mod, flag := sysInfo, "cold modified vars", "SESSION"
+			switch {
+			case user:
+				info, flag = "user var", ""
+			case v.Kind == "database":
+				flag = ""
+			case hotVariable(v.Name):
+				mod = "hot modified vars"
+			}
+			rs.Rows = append(rs.Rows, []any{v.Name, v.Value, info, mod, flag})
+		}
+	}
+	return a.send(reply, rs)
+}
+
+// hotVariable reports whether obgate replays name by value (reactor's hot
+// variables, ODP's "hot modified vars").
+func hotVariable(name string) bool {
+	switch name {
+	case "autocommit", "ob_query_timeout", "ob_log_level", "ob_last_schema_version":
+		return true
+	}
+	return false
 }
 
 // targetSession is the session a SHOW PROXYSESSION ... [id] command is

@@ -22,6 +22,7 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
+	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
 	"obgate/route"
@@ -62,12 +63,14 @@ func run(args []string) int {
 	}
 	level := new(slog.LevelVar)
 	level.Set(store.Load().LogLevel())
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// Warnings and errors are also kept in memory for SHOW WARNLOG.
+	warnings := warnlog.NewRing(warnlog.DefaultSize)
+	log := slog.New(warnlog.NewHandler(warnings, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	store.Subscribe(func(_, c *config.Config) { level.Set(c.LogLevel()) })
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
 	}
-	if err := serve(store, log); err != nil {
+	if err := serve(store, log, warnings); err != nil {
 		log.Error("obgate stopped", "err", err)
 		return 1
 	}
@@ -75,7 +78,7 @@ func run(args []string) int {
 }
 
 // serve wires the parts together and runs until SIGTERM or SIGINT.
-func serve(store *config.Store, log *slog.Logger) error {
+func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
 	var clusters *route.Clusters
@@ -101,7 +104,9 @@ func serve(store *config.Store, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv.SetInterceptor(admin.New(srv, reg, log))
+	adm := admin.New(srv, reg, log)
+	adm.SetWarnLog(warnings)
+	srv.SetInterceptor(adm)
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {

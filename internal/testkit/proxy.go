@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
+	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
 	"obgate/route"
@@ -89,7 +91,9 @@ func StartProxy(tb testing.TB, cfg *config.Config) *Proxy {
 // uses: tests put their own in front of it.
 func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.Interceptor) reactor.Interceptor) *Proxy {
 	tb.Helper()
-	log := NewLogger(tb)
+	// As cmd/obgate: warnings are kept for SHOW WARNLOG too.
+	warnings := warnlog.NewRing(warnlog.DefaultSize)
+	log := slog.New(warnlog.NewHandler(warnings, NewLogger(tb).Handler()))
 	store := config.NewStore(cfg)
 	reg := metrics.New()
 	var clusters *route.Clusters
@@ -107,6 +111,7 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 		tb.Fatalf("testkit: reactor.NewServer: %v", err)
 	}
 	adm := admin.New(srv, reg, log)
+	adm.SetWarnLog(warnings)
 	var icpt reactor.Interceptor = adm
 	if wrap != nil {
 		icpt = wrap(adm)
