@@ -48,6 +48,16 @@ func (a *Admin) showMemory(c command) *mysqlproto.ResultSet {
 	add("GO_OTHER", "allocator", ms.OtherSys, ms.OtherSys, 0)
 	add("GO_TOTAL", "allocator", ms.Sys,
 		ms.HeapAlloc+ms.StackInuse+ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys, 0)
+	// The memory guard: hold is proxy_mem_limited, used the live heap it
+	// compares with it (obgate_client_refused_total{reason="memory"} counts
+	// the clients refused); mod_type
+	// says whether new clients are refused now.
+	mg := a.srv.MemoryState()
+	state := "admitting"
+	if mg.High {
+		state = "refusing"
+	}
+	add("PROXY_MEM_LIMITED", state, uint64(max(mg.Limit, 0)), uint64(max(mg.InUse, 0)), 0)
 	return rs
 }
 

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"obgate/metrics"
 	"obgate/mysqlproto"
 )
 
@@ -46,9 +47,13 @@ func (srv *Server) StatCounters() StatCounters {
 	}
 	m.tenants.Range(func(_, v any) bool {
 		tm := v.(*tenantMetrics)
-		st.TotalTransactions += tm.transactions.Get()
+		st.TotalTransactions += slotValue(&tm.transactions)
 		for k := range tm.stmts {
-			st.TotalQueries += tm.stmts[k][0].Get() + tm.stmts[k][1].Get()
+			for f := range tm.stmts[k] {
+				for m := range tm.stmts[k][f] {
+					st.TotalQueries += slotValue(&tm.stmts[k][f][m])
+				}
+			}
 		}
 		return true
 	})
@@ -195,4 +200,13 @@ func (srv *Server) KillServerSession(csID, ssID uint32) error {
 	}
 	target.close()
 	return nil
+}
+
+// slotValue is a statement series' count; 0 for one not made yet or
+// dropped (monitor_item_limit, monitor_item_max_idle_period).
+func slotValue(sl *metrics.Slot) uint64 {
+	if c := sl.Counter(); c != nil {
+		return c.Get()
+	}
+	return 0
 }
