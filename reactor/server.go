@@ -114,15 +114,6 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.router = route.NewRouter(srv.health)
 
-	srv.stopSweep, srv.sweepDone, srv.memDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(srv.sweepDone)
-		srv.sweepLoop(srv.stopSweep)
-	}()
-	go func() {
-		defer close(srv.memDone)
-		srv.memLoop(srv.stopSweep)
-	}()
 	if w, err := newServerWatch(); err == nil {
 		srv.servers.watch = w
 		w.recover = srv.recoverBackground
@@ -132,6 +123,16 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	srv.initGuards()
+	// The background loops start once the metrics they feed exist.
+	srv.stopSweep, srv.sweepDone, srv.memDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(srv.sweepDone)
+		srv.sweepLoop(srv.stopSweep)
+	}()
+	go func() {
+		defer close(srv.memDone)
+		srv.memLoop(srv.stopSweep)
+	}()
 	if opts.Clusters != nil {
 		opts.Clusters.SetPanicHook(srv.metrics.countPanicAt)
 	}
