@@ -97,7 +97,10 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring) error 
 	reg := metrics.New()
 	diag, diagPath, closeDiag, err := openDiagnosis(store, log)
 	if err != nil {
-		return fmt.Errorf("diagnosis log: %w", err)
+		// A log directory obgate cannot write must not keep it from
+		// serving: the lines go to the main log instead.
+		log.Warn("diagnosis log unavailable; its lines go to the main log", "log_dir", cfg.LogDir, "err", err)
+		diag, diagPath, closeDiag = log.With("log", "diagnosis"), "", func() {}
 	}
 	defer closeDiag()
 	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version, Clusters: clusters})
