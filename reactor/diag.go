@@ -184,6 +184,11 @@ func (s *Session) diagSessionEnded() {
 	if c.src == QuitClientQuit {
 		return
 	}
+	if !s.loggedIn.Load() && c.src == QuitClientNetwork && s.userName() == "" {
+		// Closed before it sent a login: a TCP check (an L4 balancer's,
+		// a port probe), not a client. ODP skips these too.
+		return
+	}
 	trace, side, tev := traceOf(c)
 	event := "disconnect"
 	if !s.loggedIn.Load() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,7 +112,16 @@ func TestDiagClientQuitIsNotADiagnosis(t *testing.T) {
 	s := onlySession(t, p)
 	conn.Close()
 	db.Close() // COM_QUIT
+	// A TCP check: connect and close without a login.
+	probe, err := net.Dial("tcp", p.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.Close()
 	waitNoClients(t, p)
+	if text := p.DiagText(); text != "" {
+		t.Fatalf("a COM_QUIT or a TCP check was logged:\n%s", text)
+	}
 	for _, l := range p.DiagLines() {
 		if l.Str("cs_id") == s.id {
 			t.Fatalf("a COM_QUIT was logged: %v", l)
