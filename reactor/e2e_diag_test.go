@@ -118,6 +118,11 @@ func TestDiagClientQuitIsNotADiagnosis(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe.Close()
+	// The probe's session has ended once it counts as a failed login.
+	testkit.Eventually(t, hangLimit, func() bool {
+		n, _ := testkit.MetricSum(p.MetricsText(), "odp_new_client_connections", "connectionResult", "fail")
+		return n >= 1
+	}, "the TCP check never ended as a failed login")
 	waitNoClients(t, p)
 	if text := p.DiagText(); text != "" {
 		t.Fatalf("a COM_QUIT or a TCP check was logged:\n%s", text)

@@ -46,25 +46,39 @@ var errQueueFull = errors.New("location fetch queue is full")
 // (ODP's sequence TABLE_ENTRY → PART_INFO → FIRST_PART → SUB_PART, then
 // the partition entries in batches). Runs on the location fetcher.
 func (c *Cluster) fetchTable(ctx context.Context, tenant, db, table string) (*TableEntry, error) {
+	var e *TableEntry
+	err := c.onLocationConn(ctx, func(cl *mysqlproto.Client) (err error) {
+		e, err = readTable(cl, tenant, db, table)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("location of %s.%s.%s: %w", tenant, db, table, err)
+	}
+	return e, nil
+}
+
+// onLocationConn runs fn over the cluster's location connection, once the
+// cluster is ready, holding locMu. A failure of fn other than a server's
+// SQL error drops the connection, so the next use opens a new one.
+func (c *Cluster) onLocationConn(ctx context.Context, fn func(*mysqlproto.Client) error) error {
 	if _, err := c.Ready(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	c.locMu.Lock()
 	defer c.locMu.Unlock()
 	cl, err := c.locationConn(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.bound(cl)
-	e, err := readTable(cl, tenant, db, table)
-	if err != nil {
+	if err := fn(cl); err != nil {
 		if _, isSQL := mysqlproto.AsSQLError(err); !isSQL {
 			_ = cl.Close()
 			c.loc = nil
 		}
-		return nil, fmt.Errorf("location of %s.%s.%s: %w", tenant, db, table, err)
+		return err
 	}
-	return e, nil
+	return nil
 }
 
 // locationConn returns the location connection, opening one when needed.

@@ -155,22 +155,12 @@ func (c *Cluster) queryRoutine(tenant, db, pkg, name string) ([]byte, error) {
 	cfg := c.cfg.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.ShortAsyncTaskTimeout)
 	defer cancel()
-	if _, err := c.Ready(ctx); err != nil {
-		return nil, err
-	}
-	c.locMu.Lock()
-	defer c.locMu.Unlock()
-	cl, err := c.locationConn(ctx)
+	var res *mysqlproto.Result
+	err := c.onLocationConn(ctx, func(cl *mysqlproto.Client) (err error) {
+		res, err = cl.Query(fmt.Sprintf(sqlRoutineFmt, quoteSQL(tenant), quoteSQL(db), quoteSQL(pkg), quoteSQL(name)))
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	c.bound(cl)
-	res, err := cl.Query(fmt.Sprintf(sqlRoutineFmt, quoteSQL(tenant), quoteSQL(db), quoteSQL(pkg), quoteSQL(name)))
-	if err != nil {
-		if _, isSQL := mysqlproto.AsSQLError(err); !isSQL {
-			_ = cl.Close()
-			c.loc = nil
-		}
 		return nil, err
 	}
 	if len(res.Rows) == 0 {
