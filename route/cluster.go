@@ -464,6 +464,13 @@ func (c *Cluster) TenantServers(ctx context.Context, tenant string) (*TenantServ
 	return c.fetchTenant(ctx, tenant)
 }
 
+// tenantCached reports whether TenantServers would answer for tenant
+// from its cache, without a fetch.
+func (c *Cluster) tenantCached(tenant string) bool {
+	_, ok := c.tenants.Load().m[tenant]
+	return ok
+}
+
 // refetchTenant starts a background fetch of a tenant's server list unless
 // one is running; a failed fetch leaves the cached list in place.
 func (c *Cluster) refetchTenant(tenant string) {

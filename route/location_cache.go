@@ -86,6 +86,24 @@ func (lc *locationCache) lookup(key []byte, tenant string, dbLen int, table []by
 	return e, updated
 }
 
+// cached reports whether lookup of key would return an entry at once,
+// without a wait: the table has an entry that is not being built, and
+// it needs no refresh that its statement would wait for
+// (enable_async_pull_location_cache off). It changes nothing.
+func (lc *locationCache) cached(key []byte) bool {
+	slot := (*lc.slots.Load())[string(key)]
+	if slot == nil {
+		return false
+	}
+	e := slot.cur.Load()
+	if e.State() == EntryBuilding {
+		return false
+	}
+	cfg := lc.c.cfg.Load()
+	return cfg.EnableAsyncPullLocationCache ||
+		!e.needsUpdate(lc.now(), cfg.DelayUpdateEntryInterval, cfg.LocationExpirePeriodTime)
+}
+
 // waitUpdate blocks until the refresh that updated belongs to has
 // published its result or ctx is done, and returns the slot's entry then:
 // the fresh one, or e itself when the refresh failed or is still running.

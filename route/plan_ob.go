@@ -171,6 +171,9 @@ func (p *obPlanner) add(addr string, f candFacts, role string) {
 func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route, error) {
 	c := req.Cluster
 	t := c.Table()
+	if req.NoWait && !r.planReady(req, t) {
+		return Route{}, ErrWouldWait
+	}
 	if t == nil {
 		var err error
 		if t, err = c.Ready(ctx); err != nil {
@@ -305,6 +308,48 @@ func (r *Router) planOB(ctx context.Context, req *Request, dst []string) (Route,
 		p.explain(ex, policy, optimized, leaderFirst)
 	}
 	return rt, nil
+}
+
+// planReady reports whether planOB can plan req from cached state alone,
+// t being the cluster's snapshot: the tenant's server list is cached, a
+// CALL needs no route SQL fetched, and the table a partition route looks
+// up has a location entry that needs no wait.
+func (r *Router) planReady(req *Request, t *Table) bool {
+	if t == nil {
+		return false
+	}
+	if _, known := t.Tenant(req.Tenant); known && !req.Cluster.tenantCached(req.Tenant) {
+		return false
+	}
+	f := req.Facts
+	if f == nil {
+		return true
+	}
+	if len(f.TargetDBServer) > 0 {
+		return true
+	}
+	if req.PLRoute && f.Kind == StmtCall {
+		return false
+	}
+	if req.SingleLeader && !req.Weak && req.PrimaryZoneName == "" {
+		if a, _ := req.Cluster.SingleLeader(req.Tenant); a != "" {
+			return true
+		}
+	}
+	if !req.PartitionRoute || f.NumTables == 0 || req.KeyBuf == nil {
+		return true
+	}
+	tr := f.Tables[0]
+	db := tr.DB
+	if len(db) == 0 {
+		if req.Database == "" {
+			return true
+		}
+		*req.KeyBuf = locationKey(*req.KeyBuf, req.Tenant, req.Database, tr.Name)
+	} else {
+		*req.KeyBuf = locationKey(*req.KeyBuf, req.Tenant, db, tr.Name)
+	}
+	return req.Cluster.locations.cached(*req.KeyBuf)
 }
 
 // callRoute returns req routed by the route SQL of the procedure a CALL

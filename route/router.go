@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -47,9 +48,21 @@ type Request struct {
 	// every other candidate, available or not.
 	Tried []string
 
+	// NoWait asks for a plan from cached state only: where the plan would
+	// wait (a cluster not bootstrapped yet, a tenant server list or a
+	// table location not fetched yet or due for a refresh the statement
+	// must wait for, a procedure's route SQL) Plan returns ErrWouldWait
+	// at once, having changed nothing the caller sees, and the caller
+	// asks again from where it may wait. It is for the statement path on
+	// the poller.
+	NoWait bool
+
 	// Statement routing, OceanBase mode (see plan_ob.go); all optional.
 	StmtRoute
 }
+
+// ErrWouldWait is Plan's answer to a NoWait request whose plan would wait.
+var ErrWouldWait = errors.New("route: the plan would wait")
 
 // mustStay reports whether the statement may only run on the last server.
 func (r *Request) mustStay() bool {
