@@ -312,6 +312,41 @@ func (f *OB20Framer) WriteFrame(packets, extra []byte, flags OB20Flags) error {
 	return err
 }
 
+// AppendFrames appends to dst the frames WriteFrame would send for
+// packets, extra and flags, and advances the sequence as sending them
+// would; the caller sends the bytes itself (for example without waiting,
+// from an event loop). Steady use does not allocate beyond dst's growth.
+func (f *OB20Framer) AppendFrames(dst, packets, extra []byte, flags OB20Flags) ([]byte, error) {
+	if extra != nil && f.maxPayload < 4+len(extra) {
+		return dst, fmt.Errorf("mysqlproto: OB20 extra info of %d bytes does not fit a frame", len(extra))
+	}
+	f.frames(packets, extra, flags, func(h OB20Header, ex, p []byte) {
+		dst = AppendOB20Frame(dst, h, ex, p)
+	})
+	return dst, nil
+}
+
+// FramesLen is how many bytes AppendFrames would append for packets and
+// extra.
+func (f *OB20Framer) FramesLen(packets, extra []byte) int {
+	total, seq := 0, f.nextSeq
+	f.frames(packets, extra, 0, func(_ OB20Header, ex, p []byte) {
+		total += OB20FrameLenFor(ex, p)
+	})
+	f.nextSeq = seq
+	return total
+}
+
+// LastFrameRead reports whether the last frame read or accepted was the
+// final one of its response (OB20LastPacket) and all its packet bytes
+// were read: FinishResponse would return at once.
+func (f *OB20Framer) LastFrameRead() bool {
+	return len(f.unread) == 0 && f.hdr.Flags&OB20LastPacket != 0
+}
+
+// Unread is the number of packet bytes of the last frame not yet read.
+func (f *OB20Framer) Unread() int { return len(f.unread) }
+
 // writeLent encodes the frames into the buffer the writer lends.
 func (f *OB20Framer) writeLent(packets, extra []byte, flags OB20Flags) error {
 	total, seq := 0, f.nextSeq
