@@ -256,17 +256,6 @@ func (b *serverConn) writeRequest(p []byte, first, last bool) error {
 	return b.serverIO().writeRequest(p, first, last)
 }
 
-// tryWrite writes p to the server's socket without waiting (on the
-// poller), as far as the kernel takes it now, and returns how much it
-// took. Only for a plain netpoll server session (mysqlSide.pollable).
-func (b *serverConn) tryWrite(p []byte) (int, error) {
-	np, ok := b.conn.(*npServerConn)
-	if !ok || b.ob20 != nil || b.comp != nil {
-		return 0, nil
-	}
-	return np.tryWrite(p)
-}
-
 // finishResponse consumes what the server sends after the MySQL packets of
 // a response (the final OB 2.0 frame may carry none); the caller calls it
 // once the response scanner is done.

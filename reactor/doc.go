@@ -64,6 +64,14 @@
 //	                                        an owner (it tears down at its
 //	                                        end); any goroutine
 //
+// Both routing modes serve the common statement there: mysql mode on its
+// one server session, OceanBase mode on the server session the router
+// picks from cached state when it is open and in step; OB 2.0 frames are
+// built into a pooled chunk and unframed from the connection's input
+// buffer (serverio_poll.go). Clients that speak OB 2.0 themselves, TLS
+// clients, compressed server sessions and the admin session are served
+// on goroutines.
+//
 // Rules on the poller: nothing waits. Requests and answers are written
 // straight to the sockets (writeNow) as far as the kernel takes them at
 // once; answers are relayed from the server connection's input buffer

@@ -9,6 +9,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
+	"obgate/reactor"
 )
 
 // TestOBHungServerTimeout hangs the node a session uses: obgate waits for
@@ -25,7 +26,15 @@ func TestOBHungServerTimeout(t *testing.T) {
 		_, conn := obConn(t, p)
 		mk := newMarker("hung")
 		execCtx(t, conn, fmt.Sprintf("SET ob_query_timeout = 500000, @h = 'still here' /* %s-set */", mk))
+		polled := reactor.PolledFinished()
 		rowStrings(t, conn, fmt.Sprintf("SELECT 1 /* %s-0 */", mk))
+		if mode == "netpoll" {
+			// The statements of this session run on the poller, so the
+			// one that meets the hung node awaits its answer there: the
+			// answer timer must move it off.
+			testkit.Eventually(t, hangLimit, func() bool { return reactor.PolledFinished() > polled },
+				"SELECT 1 did not end on the poller")
+		}
 		x := entryFor(t, c, mk+"-0 ").Node
 		c.Node(x).Hang()
 		defer c.Node(x).Unhang()

@@ -60,6 +60,15 @@ func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start ti
 	return false, nil
 }
 
+// answersLocally reports whether heldTransaction would answer the
+// statement itself; it changes nothing.
+func (o *obSession) answersLocally(f *route.Facts) bool {
+	if f.MultiStatement {
+		return false
+	}
+	return (f.PlainBegin && o.heldBegin == nil && !o.serverInTrans()) || o.heldBegin != nil
+}
+
 // errBadRoute is ODP's answer to a refused bad route: OB_NOT_SUPPORTED
 // with its own message.
 func errBadRoute() *mysqlproto.SQLError {

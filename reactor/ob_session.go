@@ -264,14 +264,22 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 	req.Tried = s.st.tried
 	req.SeenGeneration = o.healthGen
 	req.StmtRoute = o.stmtRoute(s.cfg)
+	polled := s.drv.polled
+	req.NoWait = polled
 	rt, err := s.srv.router.Plan(ctx, &req, o.routeBuf)
 	o.routeBuf = rt.Addrs
 	if err != nil {
+		if polled {
+			return nil, errNotFast // planned again, and answered, where it may wait
+		}
 		return nil, err
 	}
 	o.healthGen = rt.Generation
 	s.st.routeBound = rt.Bound
 	if rt.Bound {
+		if polled && !o.readyOnPoller(o.last) {
+			return nil, errNotFast
+		}
 		if o.last.alive() {
 			o.notePlan(&rt, o.last.addr)
 			return o.last, nil
@@ -287,6 +295,17 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 	}
 	var lastErr error
 	for _, addr := range rt.Addrs {
+		if polled {
+			// The first candidate, when its server session is open and
+			// ready, else a goroutine decides (a dial, a sync, a
+			// broken server session).
+			be := o.findServer(addr)
+			if !o.readyOnPoller(be) {
+				return nil, errNotFast
+			}
+			o.notePlan(&rt, addr)
+			return be, nil
+		}
 		if be := o.findServer(addr); be != nil {
 			if be.alive() {
 				o.notePlan(&rt, addr)
@@ -303,6 +322,20 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 		lastErr = err
 	}
 	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
+}
+
+// readyOnPoller reports whether be can take the statement on the
+// poller: it is open and alive, on netpoll in a framing the poller
+// drives, and has the client's whole session state, with no BEGIN held
+// for it (syncServer would send nothing).
+func (o *obSession) readyOnPoller(be *serverConn) bool {
+	if be == nil || o.heldBegin != nil || !o.vars.inSync(&be.sync) || be.pollIO() == nil || !be.alive() {
+		return false
+	}
+	if np, ok := be.conn.(*npServerConn); ok {
+		np.watchInput(o.s)
+	}
+	return true
 }
 
 func (o *obSession) findServer(addr string) *serverConn {

@@ -38,8 +38,11 @@ func (o *obSession) commandDone() {}
 // rewritesAnswers: OK packets are rewritten and OB 2.0 unframed.
 func (o *obSession) rewritesAnswers() bool { return true }
 
-// pollable: not yet; OceanBase mode serves its statements on a goroutine.
-func (o *obSession) pollable() bool { return false }
+// pollable: unless a BEGIN is held (it goes out with the next statement,
+// a round trip first); which server session the statement takes is
+// decided in pickServer, which leaves the poller for any that is not
+// ready (readyOnPoller).
+func (o *obSession) pollable() bool { return o.heldBegin == nil }
 
 func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
 
@@ -64,6 +67,9 @@ func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start 
 	if !whole {
 		return false, nil
 	}
+	if o.s.drv.polled && o.answersLocally(f) {
+		return true, errNotFast // the answer is written by a goroutine
+	}
 	return o.heldTransaction(n, body, f, start)
 }
 
@@ -78,6 +84,9 @@ func (o *obSession) serverFor(need routeNeed) (*serverConn, error) { return o.ro
 // data or cursor is, else where the router says.
 func (o *obSession) statementServer(ps *prepared) (*serverConn, error) {
 	if !o.serverInTrans() && !o.pinned {
+		if ps.home != nil && o.s.drv.polled {
+			return nil, errNotFast // its home may need a sync
+		}
 		if ps.home != nil && ps.home.alive() {
 			if err := o.syncServer(ps.home); err == nil {
 				o.useServer(ps.home)

@@ -26,6 +26,19 @@ import (
 // straight to the client's socket, and once the answer is whole it does
 // the after-response bookkeeping and ends the command there too.
 //
+// Both routing modes take this path. In OceanBase mode the server session
+// is the one the router picks from cached state (route.Request.NoWait:
+// a location or tenant list not fetched yet sends the command to a
+// goroutine), and only when it is open, alive and has the client's whole
+// session state (obSession.readyOnPoller); a held BEGIN, a dial or a
+// variable sync goes to a goroutine. The request is framed as OB 2.0 into
+// a pooled chunk and written without waiting (serverConn.tryRequest);
+// answer frames that arrived whole are unframed from the server
+// connection's input buffer into the relay's chunk (serverio_poll.go),
+// where the terminators are rewritten for the client as on a goroutine. A
+// timer (armAnswerTimer) moves a command whose answer is overdue to a
+// goroutine, whose read then meets the deadline relayBegin set.
+//
 // Whatever may wait goes to a pooled goroutine (handOff), which runs the
 // same straight-line code as the net transport from where the poller
 // stopped (resume): a command the fast path does not take (before it
@@ -81,6 +94,12 @@ type driver struct {
 	// clientClosed says the client connection's close callback ran while
 	// a command had an owner, which then tears the session down.
 	clientClosed atomic.Bool
+	// answerTimer moves a command whose answer is overdue (the server
+	// side's answerTimeout) off the poller, where the read deadline
+	// relayBegin set ends it; armed by the command's owner, made on first
+	// use. A late fire finds nothing awaiting, or a later command, which
+	// then goes on on a goroutine: harmless.
+	answerTimer *time.Timer
 }
 
 // answerWait is what a command that stopped on the poller needs to go on:
@@ -93,9 +112,12 @@ type answerWait struct {
 	start  time.Time
 	after  bool
 	// unsent is the part of the request the server's socket did not take
-	// (partial: some of it went out).
-	unsent  []byte
-	partial bool
+	// (partial: some of it went out, and unsent are the bytes that follow
+	// on the wire, framed; unsentChunk, when set, is the pooled chunk
+	// they are in).
+	unsent      []byte
+	partial     bool
+	unsentChunk []byte
 	// ps and psServer are the prepared statement of an execute and its
 	// server session (ranStatement).
 	ps       *prepared
@@ -280,6 +302,23 @@ func (d *driver) kickPolled() {
 	}
 }
 
+// armAnswerTimer has the command awaiting its answer on the poller
+// kicked off it after d. The command's owner.
+func (d *driver) armAnswerTimer(after time.Duration) {
+	if d.answerTimer == nil {
+		d.answerTimer = time.AfterFunc(after, d.kickPolled)
+		return
+	}
+	d.answerTimer.Reset(after)
+}
+
+// stopAnswerTimer stops the timer for good (teardown).
+func (d *driver) stopAnswerTimer() {
+	if d.answerTimer != nil {
+		d.answerTimer.Stop()
+	}
+}
+
 // handOff gives the command in progress to a pooled goroutine, which goes
 // on at step.
 func (d *driver) handOff(step resumeStep) {
@@ -364,15 +403,19 @@ func (d *driver) serveOffPoller(err error) {
 func (st *statement) sendUnsent() error {
 	s := st.s
 	w := &st.then
-	p := w.unsent
-	w.unsent = nil
+	p, chunk := w.unsent, w.unsentChunk
+	w.unsent, w.unsentChunk = nil, nil
 	if !w.partial {
 		if err := st.writeWhole(p); err != nil {
 			return s.side.brokeBeforeAnswer(err)
 		}
 		return nil
 	}
-	if err := s.backend.writeRequest(p, false, true); err != nil {
+	err := s.backend.writeRaw(p)
+	if chunk != nil {
+		putChunk(chunk)
+	}
+	if err != nil {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}
 	return nil

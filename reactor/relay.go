@@ -61,6 +61,9 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	now := time.Now()
 	if d := s.side.answerTimeout(); d > 0 {
 		_ = be.conn.SetReadDeadline(now.Add(d))
+		if s.drv.polled {
+			s.drv.armAnswerTimer(d) // nobody reads with the deadline on the poller
+		}
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk.
@@ -89,8 +92,11 @@ func (st *statement) runRelay(block bool) (int64, error) {
 	s := st.s
 	r := &st.rr
 	sc := &s.scanner
+	var pio pollIO // reads a chunk on the poller
 	if !block && r.win.np == nil {
-		return r.written, errHandOff // a chunk is filled by waiting reads
+		if pio = r.be.pollIO(); pio == nil {
+			return r.written, errHandOff // a chunk this serverIO fills by waiting reads
+		}
 	}
 	serverFail := func(err error) error {
 		if r.written == 0 {
@@ -124,11 +130,20 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		case mysqlproto.ScanNeedMore:
 			if sc.Done() {
 				if !r.ended {
-					r.ended = true
 					if r.dec != r.win.end {
 						return r.written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
 					}
-					if err := r.be.finishResponse(); err != nil {
+					var err error
+					if pio != nil {
+						// The final frame may still be on its way.
+						if err = pio.tryFinish(); err == errWouldBlock || err == errHandOff {
+							return r.written, err
+						}
+					} else {
+						err = r.be.finishResponse()
+					}
+					r.ended = true
+					if err != nil {
 						// The answer is whole; the server session is out of
 						// step and is not used again.
 						s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", r.be.addr, "err", err)
@@ -147,6 +162,17 @@ func (st *statement) runRelay(block bool) (int64, error) {
 			}
 			if err := st.flushDecided(false, block); err != nil {
 				return r.written, err
+			}
+			if pio != nil {
+				k, err := r.win.tryFill(pio, sc.Want())
+				if k == 0 {
+					if err == nil || err == errWouldBlock {
+						return r.written, errWouldBlock
+					}
+					return r.written, errHandOff // answered off the poller
+				}
+				s.srv.metrics.bytesFromServer.Add(k)
+				continue
 			}
 			if !block && !r.win.ready(sc.Want()) {
 				if !r.win.np.Connection.IsActive() {

@@ -51,18 +51,7 @@ func (w *respWindow) close() {
 // want bytes in all. It returns how many bytes arrived.
 func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 	if w.np == nil {
-		if want > len(w.buf) {
-			nb := getChunk(want)
-			copy(nb, w.buf[:w.end])
-			putChunk(w.buf)
-			w.buf = nb
-		} else if w.end == len(w.buf) && len(w.buf) > chunkSize {
-			// A large inspected packet has gone through; shrink back.
-			nb := getChunk(chunkSize)
-			w.end = copy(nb, w.buf[:w.end])
-			putChunk(w.buf)
-			w.buf = nb
-		}
+		w.grow(want)
 		k, err := be.read(w.buf[w.end:])
 		w.end += k
 		return k, err
@@ -75,6 +64,39 @@ func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 		}
 	}
 	return w.view(n), nil
+}
+
+// tryFill is fill for a chunk on the poller: it adds what arrived of the
+// answer without waiting (pio reads it), errWouldBlock when nothing did.
+func (w *respWindow) tryFill(pio pollIO, want int) (int, error) {
+	w.grow(want)
+	k, err := pio.tryRead(w.buf[w.end:])
+	if re, ok := err.(*frameRoomError); ok && w.end+re.need <= maxView {
+		w.grow(w.end + re.need)
+		k, err = pio.tryRead(w.buf[w.end:])
+	}
+	if _, ok := err.(*frameRoomError); ok {
+		err = errHandOff
+	}
+	w.end += k
+	return k, err
+}
+
+// grow makes a chunk hold at least want bytes, or shrinks one that grew
+// for a large packet back to chunkSize once it is full.
+func (w *respWindow) grow(want int) {
+	if want > len(w.buf) {
+		nb := getChunk(want)
+		copy(nb, w.buf[:w.end])
+		putChunk(w.buf)
+		w.buf = nb
+	} else if w.end == len(w.buf) && len(w.buf) > chunkSize {
+		// A large inspected packet has gone through; shrink back.
+		nb := getChunk(chunkSize)
+		w.end = copy(nb, w.buf[:w.end])
+		putChunk(w.buf)
+		w.buf = nb
+	}
 }
 
 // ready reports whether fill(be, want) would return without waiting;

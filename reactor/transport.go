@@ -262,6 +262,7 @@ func (s *Session) teardown() {
 	}
 	defer s.unregister()
 	s.state.Store(int32(StateClosing))
+	s.drv.stopAnswerTimer()
 	s.diagSessionEnded()
 	s.side.closeAll()
 	s.closeTransport()

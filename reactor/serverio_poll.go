@@ -1,0 +1,256 @@
+package reactor
+
+import (
+	"fmt"
+
+	"obgate/mysqlproto"
+)
+
+// The statement path on the poller reads and writes server sessions
+// without waiting. What a serverIO does there, for the two kinds the
+// poller serves: plain MySQL framing and OB 2.0, both on a netpoll
+// connection (npServerConn). Compressed sessions, and sessions whose
+// framer holds read-ahead bytes of its own (a frame too large to unframe
+// in place), go to a goroutine.
+//
+// Only the owner of the session's command calls these, on the poller.
+// Each reports errWouldBlock when the bytes it needs have not arrived
+// (the read bound was told, so the poller reads on and calls again) and
+// errHandOff for whatever must be answered by a goroutine that may wait:
+// a connection that ended, a frame that does not fit, a broken frame
+// (the goroutine meets the same bytes and answers them).
+
+// pollIO is a serverIO the poller can drive.
+type pollIO interface {
+	// tryRead copies response bytes that have arrived into p.
+	tryRead(p []byte) (int, error)
+	// tryFinish is finishResponse without waiting.
+	tryFinish() error
+}
+
+// pollIO returns b's serverIO when the poller can read and write it
+// without waiting, else nil.
+func (b *serverConn) pollIO() pollIO {
+	if _, ok := b.conn.(*npServerConn); !ok || b.comp != nil {
+		return nil
+	}
+	switch sio := b.serverIO().(type) {
+	case *ob20ServerIO:
+		if sio.fr.Buffered() > 0 {
+			return nil
+		}
+		return sio
+	case *plainServerIO:
+		return sio
+	}
+	return nil
+}
+
+// tryRequest sends the one-piece request p without waiting, as far as
+// the kernel takes it now. taken is how much of p counts as sent: all of
+// it, or nothing (rest is then p itself, to be sent the usual way), or
+// some of it, when rest are the bytes still to go out exactly as they are
+// (raw; for OB 2.0 the rest of the frames, in owned, a pooled chunk the
+// caller gives back with putChunk once they went out).
+func (b *serverConn) tryRequest(p []byte) (taken int, rest, owned []byte, raw bool) {
+	np, ok := b.conn.(*npServerConn)
+	if !ok {
+		return 0, p, nil, false
+	}
+	sio, framed := b.serverIO().(*ob20ServerIO)
+	if !framed {
+		k, _ := np.tryWrite(p)
+		if k == len(p) {
+			return k, nil, nil, false
+		}
+		return k, p[k:], nil, k > 0
+	}
+	fr := sio.fr
+	buf := getChunk(fr.FramesLen(p, sio.extra))
+	fr.BeginRequest()
+	enc, err := fr.AppendFrames(buf[:0], p, sio.extra, sio.flags|mysqlproto.OB20LastPacket)
+	if err != nil || len(enc) > len(buf) {
+		putChunk(buf)
+		return 0, p, nil, false // framed again, and refused, the usual way
+	}
+	k, _ := np.tryWrite(enc)
+	switch {
+	case k == len(enc):
+		putChunk(buf)
+		return len(p), nil, nil, false
+	case k == 0:
+		// Nothing went out: the usual way frames it again, under the
+		// next request id.
+		putChunk(buf)
+		return 0, p, nil, false
+	}
+	return len(p), enc[k:], buf, true
+}
+
+// writeRaw sends bytes already framed for the connection (the rest of a
+// request the poller began to send).
+func (b *serverConn) writeRaw(p []byte) error {
+	_, err := b.conn.Write(p)
+	return err
+}
+
+// tryRead copies what the connection's input buffer holds, up to len(p).
+func (p *plainServerIO) tryRead(b []byte) (int, error) {
+	c := p.conn.(*npServerConn)
+	if len(b) == 0 {
+		return 0, errHandOff
+	}
+	if !c.enter() {
+		return 0, errHandOff
+	}
+	defer c.exit()
+	in := c.Connection.Reader()
+	if in.Len() == 0 {
+		c.rb.BeforeWait(1)
+		if in.Len() == 0 {
+			return 0, c.waitOrHandOff()
+		}
+	}
+	n := min(len(b), in.Len(), maxView)
+	src, err := in.Peek(n)
+	if err != nil {
+		return 0, errHandOff
+	}
+	copy(b, src)
+	_ = in.Skip(n)
+	_ = in.Release()
+	c.rb.AfterConsume()
+	return n, nil
+}
+
+func (p *plainServerIO) tryFinish() error { return nil }
+
+// tryRead unframes the frames that have arrived whole, as readInPlace
+// does, and copies their packets into b: the packets of one frame at
+// least, when any carries some. A frame whose packets do not fit b is
+// reported by errFrameRoom with the room it needs.
+func (o *ob20ServerIO) tryRead(b []byte) (int, error) {
+	if o.fr.Unread() > 0 {
+		return o.fr.Read(b) // packets of a frame read before: no wait
+	}
+	c := o.np
+	if !c.enter() {
+		return 0, errHandOff
+	}
+	defer c.exit()
+	n := 0
+	for {
+		frame, err := o.arrivedFrame()
+		if err != nil {
+			if n > 0 && err == errWouldBlock {
+				return n, nil
+			}
+			return n, err
+		}
+		size := len(frame)
+		if size-mysqlproto.OB20FrameOverhead > len(b)-n {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, &frameRoomError{need: size - mysqlproto.OB20FrameOverhead}
+		}
+		_, _, packets, err := o.fr.AcceptFrame(frame)
+		if err != nil {
+			return n, errHandOff
+		}
+		n += copy(b[n:], packets)
+		o.consumeFrame(size)
+		if o.fr.Header().Flags.Has(mysqlproto.OB20LastPacket) {
+			return n, nil
+		}
+	}
+}
+
+// tryFinish reads the frames that end the response after its packets (a
+// final frame without packet bytes), as FinishResponse does.
+func (o *ob20ServerIO) tryFinish() error {
+	if o.fr.LastFrameRead() {
+		return nil
+	}
+	if o.fr.Unread() > 0 {
+		return o.fr.FinishResponse() // the error it gives, at once
+	}
+	c := o.np
+	if !c.enter() {
+		return errHandOff
+	}
+	defer c.exit()
+	for !o.fr.LastFrameRead() {
+		frame, err := o.arrivedFrame()
+		if err != nil {
+			return err
+		}
+		_, _, packets, err := o.fr.AcceptFrame(frame)
+		if err != nil {
+			return errHandOff
+		}
+		if len(packets) > 0 {
+			return fmt.Errorf("%w: %d bytes after the response", mysqlproto.ErrOB20Malformed, len(packets))
+		}
+		o.consumeFrame(len(frame))
+	}
+	return nil
+}
+
+// arrivedFrame returns the next frame in the connection's input buffer
+// when it arrived whole; the caller holds the connection (enter).
+func (o *ob20ServerIO) arrivedFrame() ([]byte, error) {
+	c := o.np
+	in := c.Connection.Reader()
+	if in.Len() < mysqlproto.OB20FrameHeaderLen {
+		c.rb.BeforeWait(mysqlproto.OB20FrameHeaderLen)
+		if in.Len() < mysqlproto.OB20FrameHeaderLen {
+			return nil, c.waitOrHandOff()
+		}
+	}
+	hdr, err := in.Peek(mysqlproto.OB20FrameHeaderLen)
+	if err != nil {
+		return nil, errHandOff
+	}
+	size, _ := mysqlproto.OB20FrameLen(hdr)
+	if size > maxView || size < mysqlproto.OB20FrameOverhead {
+		return nil, errHandOff // the framer's own reader takes it, or refuses it
+	}
+	if in.Len() < size {
+		c.rb.BeforeWait(size)
+		if in.Len() < size {
+			return nil, c.waitOrHandOff()
+		}
+	}
+	frame, err := in.Peek(size)
+	if err != nil {
+		return nil, errHandOff
+	}
+	return frame, nil
+}
+
+// consumeFrame drops a frame that was accepted from the input buffer.
+func (o *ob20ServerIO) consumeFrame(size int) {
+	c := o.np
+	in := c.Connection.Reader()
+	_ = in.Skip(size)
+	_ = in.Release()
+	c.rb.AfterConsume()
+}
+
+// waitOrHandOff is what a read that found too few bytes reports: wait
+// for more, unless the connection ended (no more read events come).
+func (c *npServerConn) waitOrHandOff() error {
+	if !c.Connection.IsActive() {
+		return errHandOff
+	}
+	return errWouldBlock
+}
+
+// frameRoomError says the next frame's packets need more room than the
+// reader was given.
+type frameRoomError struct{ need int }
+
+func (e *frameRoomError) Error() string {
+	return fmt.Sprintf("an OB 2.0 frame of %d packet bytes does not fit", e.need)
+}
