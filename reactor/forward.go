@@ -93,7 +93,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 			// it takes the request now; a goroutine sends the rest
 			// (sendUnsent). The request stays in the client buffer either
 			// way.
-			if _, rest, owned, raw := s.backend.tryRequest(p); rest != nil {
+			if rest, owned, raw := s.backend.tryRequest(p); rest != nil {
 				st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
 			}
 			sent += int64(len(p))

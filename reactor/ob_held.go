@@ -66,7 +66,7 @@ func (o *obSession) answersLocally(f *route.Facts) bool {
 	if f.MultiStatement {
 		return false
 	}
-	return (f.PlainBegin && o.heldBegin == nil && !o.serverInTrans()) || o.heldBegin != nil
+	return o.heldBegin != nil || (f.PlainBegin && !o.serverInTrans())
 }
 
 // errBadRoute is ODP's answer to a refused bad route: OB_NOT_SUPPORTED

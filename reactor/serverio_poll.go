@@ -47,23 +47,23 @@ func (b *serverConn) pollIO() pollIO {
 }
 
 // tryRequest sends the one-piece request p without waiting, as far as
-// the kernel takes it now. taken is how much of p counts as sent: all of
-// it, or nothing (rest is then p itself, to be sent the usual way), or
-// some of it, when rest are the bytes still to go out exactly as they are
-// (raw; for OB 2.0 the rest of the frames, in owned, a pooled chunk the
-// caller gives back with putChunk once they went out).
-func (b *serverConn) tryRequest(p []byte) (taken int, rest, owned []byte, raw bool) {
+// the kernel takes it now. rest is nil when all of it went out; p itself
+// when nothing did (it is sent the usual way, framed again); else (raw)
+// the bytes still to go out exactly as they are: for OB 2.0 the rest of
+// the frames, in owned, a pooled chunk the caller gives back with
+// putChunk once they went out.
+func (b *serverConn) tryRequest(p []byte) (rest, owned []byte, raw bool) {
 	np, ok := b.conn.(*npServerConn)
 	if !ok {
-		return 0, p, nil, false
+		return p, nil, false
 	}
 	sio, framed := b.serverIO().(*ob20ServerIO)
 	if !framed {
 		k, _ := np.tryWrite(p)
 		if k == len(p) {
-			return k, nil, nil, false
+			return nil, nil, false
 		}
-		return k, p[k:], nil, k > 0
+		return p[k:], nil, k > 0
 	}
 	fr := sio.fr
 	buf := getChunk(fr.FramesLen(p, sio.extra))
@@ -71,20 +71,20 @@ func (b *serverConn) tryRequest(p []byte) (taken int, rest, owned []byte, raw bo
 	enc, err := fr.AppendFrames(buf[:0], p, sio.extra, sio.flags|mysqlproto.OB20LastPacket)
 	if err != nil || len(enc) > len(buf) {
 		putChunk(buf)
-		return 0, p, nil, false // framed again, and refused, the usual way
+		return p, nil, false // framed again, and refused, the usual way
 	}
 	k, _ := np.tryWrite(enc)
 	switch {
 	case k == len(enc):
 		putChunk(buf)
-		return len(p), nil, nil, false
+		return nil, nil, false
 	case k == 0:
 		// Nothing went out: the usual way frames it again, under the
 		// next request id.
 		putChunk(buf)
-		return 0, p, nil, false
+		return p, nil, false
 	}
-	return len(p), enc[k:], buf, true
+	return enc[k:], buf, true
 }
 
 // writeRaw sends bytes already framed for the connection (the rest of a
