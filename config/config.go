@@ -34,11 +34,17 @@ type Config struct {
 
 	// Client connections (obgate only: ClientIOMode, ClientHandshakeTimeout, EnableClientSSL,
 	// ClientSSLCertFile, ClientSSLKeyFile, MaxPacketSize, ServerIdleTimeout).
-	ClientIOMode                        string
-	ClientHandshakeTimeout              time.Duration
-	EnableClientSSL                     bool
-	ClientSSLCertFile                   string
-	ClientSSLKeyFile                    string
+	ClientIOMode           string
+	ClientHandshakeTimeout time.Duration
+	EnableClientSSL        bool
+	ClientSSLCertFile      string
+	ClientSSLKeyFile       string
+	// TLS to servers (enable_server_ssl is ODP's; the others obgate's).
+	EnableServerSSL                     bool
+	ServerSSLVerify                     string
+	ServerSSLCAFile                     string
+	ServerSSLCertFile                   string
+	ServerSSLKeyFile                    string
 	MaxPacketSize                       int64
 	ServerIdleTimeout                   time.Duration
 	ClientMaxConnections                int64

@@ -138,7 +138,8 @@ func TestRequiredItems(t *testing.T) {
 		"server_tcp_keepcnt":                  {"5", false},
 		"client_io_mode":                      {"netpoll", true},
 		"client_handshake_timeout":            {"10s", false},
-		"enable_client_ssl":                   {"false", true},
+		"enable_client_ssl":                   {"false", false}, // ODP: CFG_NO_NEED_REBOOT
+		"enable_server_ssl":                   {"false", false},
 		"max_packet_size":                     {"1GB", false},
 		"server_idle_timeout":                 {"1m", false},
 		"enable_transaction_internal_routing": {"true", false},

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,10 +24,15 @@ import (
 // The goroutine running the owning session's command uses it; close may be
 // called from any goroutine to interrupt that command.
 type serverConn struct {
-	conn     net.Conn
-	addr     string
-	threadID uint32 // the server's connection id
-	closed   atomic.Bool
+	conn net.Conn // the socket, or its *tls.Conn once tls (servertls.go)
+	sock net.Conn // the socket: what close closes
+	addr string
+	tls  bool // the session runs over TLS (enable_server_ssl)
+	// pendingTLS is the TLS configuration the login upgrades with
+	// (startTLS); set by planTLS, cleared by startTLS.
+	pendingTLS *tls.Config
+	threadID   uint32 // the server's connection id
+	closed     atomic.Bool
 	// peerGone is set by the server watch when the server closed the
 	// connection (any goroutine may read it).
 	peerGone atomic.Bool
@@ -92,7 +98,10 @@ func (b *serverConn) close() bool {
 	if b.reg != nil {
 		b.reg.remove(b)
 	}
-	_ = b.conn.Close()
+	// A TLS connection's socket is closed under it: no close_notify,
+	// which could wait for a blocked write of another goroutine (and
+	// b.conn is the login goroutine's to change until it is done).
+	_ = b.sock.Close()
 	return true
 }
 
@@ -162,7 +171,15 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	entry := srv.health.Entry(c, addr)
 	timeout := min(cfg.ShortAsyncTaskTimeout, cfg.DetectServerTimeout)
 	start := time.Now()
-	be, h, pio, err := srv.dialServer(ctx, addr, serverDialer(cfg, timeout))
+	tlsCfg, err := srv.serverTLS(cfg, addr)
+	if err != nil {
+		// obgate's own files, not the server's failure.
+		return nil, nil, nil, err
+	}
+	be, h, pio, err := srv.dialServer(ctx, addr, serverDialer(cfg, timeout), tlsCfg == nil)
+	if err == nil {
+		err = be.planTLS(h, tlsCfg, serverTLSRequired(cfg))
+	}
 	switch {
 	case err == nil:
 		entry.ConnectSucceeded()
@@ -170,6 +187,9 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 		return be, h, pio, nil
 	case isFDExhausted(err):
 		// obgate's own shortage, not the server's.
+	case errors.Is(err, errServerNoTLS):
+		// obgate's settings refused it: the server works.
+		srv.log.Warn("server refused by server_ssl_verify", "addr", addr, "err", err)
 	case ctx.Err() != nil:
 		// The client gave up (or its login deadline passed) while obgate
 		// was connecting: a failure only when the connect had taken
@@ -192,14 +212,15 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 }
 
 // dialServer opens a connection to addr with d and reads its handshake
-// within d.Timeout.
-func (srv *Server) dialServer(ctx context.Context, addr string, d net.Dialer) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
+// within d.Timeout. The connection joins the pollers when they take
+// server connections and mayPoll (not one that will run TLS).
+func (srv *Server) dialServer(ctx context.Context, addr string, d net.Dialer, mayPoll bool) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
 	timeout := d.Timeout
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if srv.poller != nil && srv.poller.serverConns {
+	if mayPoll && srv.poller != nil && srv.poller.serverConns {
 		nc, err := attachServerNetpoll(conn.(*net.TCPConn))
 		if err != nil {
 			conn.Close()
@@ -229,7 +250,7 @@ func (srv *Server) dialServer(ctx context.Context, addr string, d net.Dialer) (*
 		return nil, nil, nil, fmt.Errorf("handshake from %s: %w", addr, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return &serverConn{conn: conn, addr: addr, threadID: h.ConnectionID}, h, pio, nil
+	return &serverConn{conn: conn, sock: conn, addr: addr, threadID: h.ConnectionID}, h, pio, nil
 }
 
 // serverIO returns the session's serverIO, choosing it on first use from

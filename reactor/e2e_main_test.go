@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "reactor e2e: stop MariaDB: %v\n", err)
 		}
 	}
+	if mariaTLSDir != "" {
+		os.RemoveAll(mariaTLSDir)
+	}
 	os.Exit(code)
 }
 
@@ -64,10 +67,24 @@ var (
 	mariaErr error
 )
 
+// The package's MariaDB accepts TLS with a self-signed certificate for
+// 127.0.0.1, which is also the CA that verifies it (serverCA).
+var (
+	mariaTLSDir string
+	serverCA    string
+)
+
 func startMaria() {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := mariadbd.Start(ctx, mariadbd.Options{})
+	var args []string
+	if dir, err := os.MkdirTemp("", "obgate-maria-tls-"); err == nil {
+		if cert, key, err := testkit.WriteSelfSignedCert(dir); err == nil {
+			mariaTLSDir, serverCA = dir, cert
+			args = []string{"--ssl-cert=" + cert, "--ssl-key=" + key, "--ssl-ca=" + cert}
+		}
+	}
+	s, err := mariadbd.Start(ctx, mariadbd.Options{Args: args})
 	if err != nil {
 		mariaErr = fmt.Errorf("start MariaDB: %w", err)
 		fmt.Fprintf(os.Stderr, "reactor e2e: %v; only the unit tests can pass\n", mariaErr)

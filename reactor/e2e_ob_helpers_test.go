@@ -55,9 +55,17 @@ func obTopology() *obsim.Topology {
 // database obDB holding table kv(id, v); it is closed in t.Cleanup.
 func startOBSim(t *testing.T) *obsim.Cluster {
 	t.Helper()
+	return startOBSimConfig(t, obsim.Config{})
+}
+
+// startOBSimConfig is startOBSim with more of obsim's configuration (the
+// topology and the MariaDB are always the package's).
+func startOBSimConfig(t *testing.T, cfg obsim.Config) *obsim.Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
-	c, err := obsim.Start(ctx, obsim.Config{Topology: obTopology(), MariaDBDSN: maria(t).DSN("root", "", "")})
+	cfg.Topology, cfg.MariaDBDSN = obTopology(), maria(t).DSN("root", "", "")
+	c, err := obsim.Start(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start obsim: %v", err)
 	}

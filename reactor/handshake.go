@@ -99,10 +99,11 @@ func (s *Session) greetAndRead(ctx context.Context, greet *mysqlproto.Handshake)
 		return nil, nil, nil, quit(handshakeQuitSource(err), err)
 	}
 	if mysqlproto.IsSSLRequest(first) {
-		if s.srv.tlsConfig == nil {
+		tlsCfg := s.srv.clientTLS(s.cfg)
+		if tlsCfg == nil {
 			return nil, nil, nil, quit(QuitClientProto, errors.New("client asked for TLS, which is not enabled"))
 		}
-		tc := tls.Server(conn, s.srv.tlsConfig)
+		tc := tls.Server(conn, tlsCfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return nil, nil, nil, quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
 		}

@@ -69,7 +69,7 @@ func (p *peeker) peerClosed(conn net.Conn) bool {
 		return nc.peerClosed()
 	}
 	if p.rc == nil {
-		sc, ok := conn.(syscall.Conn)
+		sc, ok := socketOf(conn).(syscall.Conn)
 		if !ok {
 			return false // not a socket (tests): nothing to peek at
 		}

@@ -106,7 +106,7 @@ func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysq
 	}
 	g.ConnectionID = s.id
 	g.Capability &^= mysqlproto.ClientSSL
-	if s.srv.tlsConfig != nil {
+	if s.srv.clientTLS(cfg) != nil {
 		g.Capability |= mysqlproto.ClientSSL
 	}
 	return &g
@@ -126,7 +126,16 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 		r.User = s.identity.User
 		first = r.Append(nil)
 	}
-	mysqlproto.PatchResponseCapability(first, serverCaps)
+	loginCaps := serverCaps &^ mysqlproto.ClientSSL
+	if be.pendingTLS != nil {
+		loginCaps |= mysqlproto.ClientSSL
+		var err error
+		if spio, err = be.startTLS(spio, loginCaps, resp.MaxPacketSize, resp.Charset); err != nil {
+			_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "%v", err).AppendPacket(nil))
+			return quit(QuitServerNetwork, err)
+		}
+	}
+	mysqlproto.PatchResponseCapability(first, loginCaps)
 	if err := spio.WritePacketFlush(first); err != nil {
 		return quit(QuitServerNetwork, err)
 	}

@@ -60,7 +60,7 @@ func (o *obSession) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
 	s := o.s
 	g := ownGreeting(cfg, s.srv.GreetingVersion(cfg), obClientCapabilities)
 	g.ConnectionID = s.id
-	if s.srv.tlsConfig != nil {
+	if s.srv.clientTLS(cfg) != nil {
 		g.Capability |= mysqlproto.ClientSSL
 	}
 	return g

@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,7 +56,7 @@ type Server struct {
 	interceptor Interceptor
 	version     string
 	metrics     *reactorMetrics
-	tlsConfig   *tls.Config
+	tls         tlsState
 	poller      *pollerSet
 	clusters    *route.Clusters
 	health      *health.Monitor
@@ -88,7 +87,8 @@ type Server struct {
 }
 
 // NewServer builds a Server from its options. It loads the client TLS
-// certificate when enable_client_ssl is on.
+// certificate when enable_client_ssl is on, and refuses to start when it
+// cannot (later changes of the files are picked up as they come).
 func NewServer(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("reactor: Options.Config is required")
@@ -142,12 +142,11 @@ func NewServer(opts Options) (*Server, error) {
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}
+	srv.tls.init()
 	if cfg.EnableClientSSL {
-		cert, err := tls.LoadX509KeyPair(cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile)
-		if err != nil {
+		if _, err := srv.tls.client.get(srv.log, cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile); err != nil {
 			return nil, fmt.Errorf("reactor: load client TLS certificate: %w", err)
 		}
-		srv.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if cfg.ClientIOMode == "netpoll" {
 		p, err := newPollerSet(pollerCount(cfg))

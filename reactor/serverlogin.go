@@ -42,7 +42,15 @@ func loginDeadline(ctx context.Context, cfg *config.Config) time.Time {
 // errMoreAuth, or the transport's error.
 func ownLogin(be *serverConn, pio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, deadline time.Time) ([]byte, error) {
 	_ = be.conn.SetDeadline(deadline)
-	pio.SetSequence(1)
+	resp.Capability &^= mysqlproto.ClientSSL
+	if be.pendingTLS != nil {
+		resp.Capability |= mysqlproto.ClientSSL
+		var err error
+		if pio, err = be.startTLS(pio, resp.Capability, resp.MaxPacketSize, resp.Charset); err != nil {
+			be.close()
+			return nil, err
+		}
+	}
 	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
 		be.close()
 		return nil, fmt.Errorf("login to %s: %w", be.addr, err)

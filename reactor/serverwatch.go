@@ -62,7 +62,7 @@ func newServerWatch() (*serverWatch, error) {
 // when the socket is closed (the descriptor is never duplicated), so
 // remove only forgets the token.
 func (w *serverWatch) add(be *serverConn) {
-	tc, ok := be.conn.(*net.TCPConn)
+	tc, ok := socketOf(be.conn).(*net.TCPConn)
 	if !ok || w.stopped.Load() {
 		return
 	}

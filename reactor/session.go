@@ -293,7 +293,7 @@ func (srv *Server) serverAnswers(addr string) bool {
 	timeout := min(srv.cfg.Load().DetectServerTimeout, time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	be, _, _, err := srv.dialServer(ctx, addr, net.Dialer{Timeout: timeout})
+	be, _, _, err := srv.dialServer(ctx, addr, net.Dialer{Timeout: timeout}, true)
 	if err != nil {
 		return false
 	}

@@ -23,6 +23,7 @@ type ServerSessionInfo struct {
 	Addr     string
 	ID       uint32 // the server's connection id
 	Protocol string // "ob20" or "mysql"
+	TLS      bool   // the connection runs TLS (enable_server_ssl)
 	InTrans  bool
 	Current  bool
 	LastUsed time.Time
@@ -72,7 +73,7 @@ func (o *obSession) publishOB() {
 		case be.comp != nil:
 			proto = "compressed"
 		}
-		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto,
+		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto, TLS: be.tls,
 			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
 	}
 	o.snap = obSnapshot{ver: o.vars.ver, nserver: len(o.servers), last: o.last}

@@ -3,6 +3,7 @@ package obsim
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -40,6 +41,8 @@ type Config struct {
 	// LogCapacity is the number of statements each node's log keeps;
 	// default 10000.
 	LogCapacity int
+	// TLS, when set, lets clients upgrade to TLS (tls.go).
+	TLS *tls.Config
 }
 
 // Cluster is a running simulated OceanBase cluster. Its methods are safe for

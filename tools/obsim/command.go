@@ -177,9 +177,17 @@ func (s *session) query(sql string, start time.Time) error {
 		}
 		return s.sendOK(nil)
 	}
+	rs, local := s.sslCipherStatus(lx.toks)
 	if full, ok := showProcesslist(lx.toks); ok {
-		rs := s.processlist(full)
-		out, _ := rs.AppendPackets(nil, s.pio.Sequence(), s.caps, s.status)
+		rs, local = s.processlist(full), true
+	}
+	if local {
+		out, seq := rs.AppendPackets(nil, s.pio.Sequence(), s.caps, s.status)
+		// The final EOF is followed by the extra OK a proxy asked for, as
+		// after the rows MariaDB sends.
+		if n := len(out); n >= mysqlproto.HeaderLen+5 && s.sendsExtraOK(mysqlproto.ComQuery, out[n-5:]) {
+			out = append(out, s.extraOK(out[n-5:], seq-1, nil)...)
+		}
 		s.out.write(out)
 		entry.Local = true
 		s.finishEntry(&entry, relayResult{}, start)

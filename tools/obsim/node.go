@@ -49,8 +49,10 @@ type Node struct {
 	hangCh   chan struct{} // non-nil while hung; closed on release
 	sqlHang  chan struct{} // non-nil while commands hang (HangSQL); closed on release
 	accepted atomic.Int64  // connections accepted, probes included
-	sessions map[*session]struct{}
-	wg       sync.WaitGroup
+	// tlsSessions counts the logins that came over TLS (tls.go).
+	tlsSessions atomic.Int64
+	sessions    map[*session]struct{}
+	wg          sync.WaitGroup
 }
 
 func newNode(c *Cluster, name, zone string, index int) *Node {

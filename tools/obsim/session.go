@@ -22,7 +22,12 @@ type session struct {
 	n    *Node
 	c    *Cluster
 	conn net.Conn
-	id   uint32
+	// stream is what the login and the framing read and write: conn, or
+	// its TLS layer once the client asked for TLS. kill closes conn.
+	stream net.Conn
+	// cipher is the TLS cipher suite's name; empty in plain text.
+	cipher string
+	id     uint32
 
 	// timeZone is the session's time_zone (the cluster's until a SET
 	// changes it), in which TIMESTAMP partition keys are read; nil when
@@ -70,7 +75,7 @@ type session struct {
 }
 
 func newSession(n *Node, conn net.Conn) *session {
-	return &session{n: n, c: n.c, conn: conn, id: n.c.nextSessionID(), done: make(chan struct{}), timeZone: n.c.defaultTimeZone(),
+	return &session{n: n, c: n.c, conn: conn, stream: conn, id: n.c.nextSessionID(), done: make(chan struct{}), timeZone: n.c.defaultTimeZone(),
 		protocol: "mysql", clientType: "direct", vars: map[string]string{}, userVars: map[string]string{}, lastHit: true,
 		stmts: map[uint32]*prepared{}}
 }
@@ -136,8 +141,9 @@ func (s *session) run() {
 var errQuit = errors.New("client quit")
 
 // serverCapabilities are the flags a node offers: what obsim can carry to
-// MariaDB unchanged, plus compression, which the node handles itself. No
-// TLS and no MariaDB extensions (ClientMySQL stays set).
+// MariaDB unchanged, plus compression, which the node handles itself, and
+// TLS when Config.TLS is set (the node ends it). No MariaDB extensions
+// (ClientMySQL stays set).
 const serverCapabilities = (mysqlproto.ProxyCapabilities & 0xffffffff) | mysqlproto.ClientCompress | mysqlproto.ClientLongPassword
 
 // backendCapabilities are the client flags copied to the MariaDB login, so
@@ -202,7 +208,7 @@ func (s *session) login() error {
 	hs := &mysqlproto.Handshake{
 		ServerVersion: "5.7.25-OceanBase_CE-v" + s.c.topo.Version,
 		ConnectionID:  s.id,
-		Capability:    serverCapabilities,
+		Capability:    s.offered(),
 		Charset:       byte(mysqlproto.CharsetUTF8MB4),
 		Status:        mysqlproto.StatusAutocommit,
 		AuthData:      s.scramble,
@@ -217,13 +223,18 @@ func (s *session) login() error {
 		return err
 	}
 	if mysqlproto.IsSSLRequest(raw) {
-		return s.loginError(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "obsim does not support TLS"), nil)
+		if s.c.cfg.TLS == nil {
+			return s.loginError(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "obsim does not support TLS"), nil)
+		}
+		if raw, err = s.startTLS(); err != nil {
+			return err
+		}
 	}
 	resp, err := mysqlproto.ParseHandshakeResponse(raw)
 	if err != nil {
 		return s.loginError(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake"), nil)
 	}
-	s.caps = resp.Capability & serverCapabilities
+	s.caps = resp.Capability & s.offered()
 	token := resp.AuthResponse
 	switchedAuth := false
 	if s.caps.Has(mysqlproto.ClientPluginAuth) && resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword {
@@ -377,21 +388,21 @@ func (s *session) login() error {
 	}
 	switch {
 	case s.obCaps.Has(mysqlproto.OBCapProtocolV2):
-		f := mysqlproto.NewOB20Framer(s.br, corruptWriter{s.conn, s.n}, mysqlproto.FramerServer, s.id)
+		f := mysqlproto.NewOB20Framer(s.br, corruptWriter{s.stream, s.n}, mysqlproto.FramerServer, s.id)
 		s.out.ob20 = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	case s.obCaps.Has(mysqlproto.OBCapChecksum):
-		f := mysqlproto.NewCompressedFramer(s.br, s.conn, mysqlproto.FramerServer, mysqlproto.CompressStored)
+		f := mysqlproto.NewCompressedFramer(s.br, s.stream, mysqlproto.FramerServer, mysqlproto.CompressStored)
 		s.out.comp = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	case s.caps.Has(mysqlproto.ClientCompress):
-		f := mysqlproto.NewCompressedFramer(s.br, s.conn, mysqlproto.FramerServer, 6)
+		f := mysqlproto.NewCompressedFramer(s.br, s.stream, mysqlproto.FramerServer, 6)
 		s.out.comp = f
 		s.pio = mysqlproto.NewPacketIO(f, nil)
 	default:
 		s.pio = mysqlproto.NewPacketIO(s.br, nil)
 	}
-	s.out.w = s.conn
+	s.out.w = s.stream
 	return nil
 }
 

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -58,7 +59,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   obsim serve [--demo | --topology FILE | --cluster NAME --zones SPEC [--tenants SPEC]]
               [--ctl 127.0.0.1:PORT] [--mariadb DSN] [--base-port N]
-              [--remote-plan-cost DURATION] [-v]
+              [--remote-plan-cost DURATION] [--ssl-cert FILE --ssl-key FILE] [-v]
   obsim ctl [--addr 127.0.0.1:PORT] VERB [ARGS]   (obsim ctl help lists the verbs)
   obsim topology --demo                           print the demo topology as JSON
 `)
@@ -77,8 +78,18 @@ func serve(args []string) error {
 	basePort := fs.Int("base-port", -1, "nodes listen on base-port+1, +2, … (0: free ports)")
 	remoteCost := fs.String("remote-plan-cost", "", "time added to every statement a node runs as a remote plan (default: the topology's remote_plan_cost, else 1ms; 0 turns it off)")
 	verbose := fs.Bool("v", false, "log obsim's activity")
+	sslCert := fs.String("ssl-cert", "", "PEM certificate chain: nodes accept TLS from clients (with --ssl-key)")
+	sslKey := fs.String("ssl-key", "", "PEM private key of --ssl-cert")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var tlsCfg *tls.Config
+	if *sslCert != "" || *sslKey != "" {
+		cert, err := tls.LoadX509KeyPair(*sslCert, *sslKey)
+		if err != nil {
+			return fmt.Errorf("--ssl-cert/--ssl-key: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	var topo *obsim.Topology
 	var err error
@@ -114,7 +125,7 @@ func serve(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	start := time.Now()
-	c, err := obsim.Start(ctx, obsim.Config{Topology: topo, MariaDBDSN: *mariaDSN, Logger: logger})
+	c, err := obsim.Start(ctx, obsim.Config{Topology: topo, MariaDBDSN: *mariaDSN, Logger: logger, TLS: tlsCfg})
 	cancel()
 	if err != nil {
 		return err

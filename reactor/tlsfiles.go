@@ -1,0 +1,76 @@
+package reactor
+
+// PEM files that TLS reads, reloaded when they change on disk: the client
+// certificate (enable_client_ssl) and the CA, certificate and key used
+// towards servers (enable_server_ssl). The files are read again at each
+// use, a TLS handshake or a server dial, which costs a few system calls
+// beside the handshake's own cryptography; they are parsed again only when
+// their bytes differ from the last good ones. A file that becomes
+// unreadable or invalid leaves the last good value in use, with a warning
+// in the log, so that a certificate being rewritten by a renewal tool
+// never takes TLS down.
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+)
+
+// reloadingFiles holds a value built from the contents of some files and
+// builds it again when their names or contents change. Its methods are
+// safe for concurrent use.
+type reloadingFiles[T any] struct {
+	what  string // names the value in log lines and errors
+	build func(contents [][]byte) (T, error)
+
+	mu       sync.Mutex
+	paths    []string
+	contents [][]byte
+	val      T
+	ok       bool   // val was built from paths and contents
+	lastErr  string // the failure last logged, to log each one once
+}
+
+// get returns the value built from the files at paths, read now (an empty
+// path stands for no file: its content is nil). When they
+// cannot be read or built, it logs why once and returns the last good
+// value, from whichever paths; with none it returns the error.
+func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
+	contents := make([][]byte, len(paths))
+	var err error
+	for i, p := range paths {
+		if p == "" {
+			continue
+		}
+		if contents[i], err = os.ReadFile(p); err != nil {
+			break
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil && r.ok && slices.Equal(paths, r.paths) && slices.EqualFunc(contents, r.contents, bytes.Equal) {
+		return r.val, nil
+	}
+	var v T
+	if err == nil {
+		v, err = r.build(contents)
+	}
+	if err == nil {
+		r.paths, r.contents, r.val, r.ok, r.lastErr = slices.Clone(paths), contents, v, true, ""
+		return v, nil
+	}
+	err = fmt.Errorf("%s: %w", r.what, err)
+	if msg := err.Error(); msg != r.lastErr {
+		r.lastErr = msg
+		if r.ok {
+			log.Warn("TLS files could not be loaded; the last good ones stay in use", "what", r.what, "paths", paths, "err", err)
+		}
+	}
+	if r.ok {
+		return r.val, nil
+	}
+	return v, err
+}
