@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -217,11 +218,24 @@ func jdbcProgram(t *testing.T) (java string, args []string) {
 	return java, []string{"-cp", jar, filepath.Join(repoRoot(t), "tools", "clients", "java", "ResetCheck.java")}
 }
 
+// clientsCA is the certificate the client programs' cluster serves TLS
+// with, which verifies it too (startClientsCluster sets it).
+var clientsCA string
+
 // startClientsCluster starts obsim with the second account and database
-// the client programs use.
+// the client programs use; its nodes accept TLS (with clientsCA).
 func startClientsCluster(t *testing.T) *obsim.Cluster {
 	t.Helper()
-	c := startOBSim(t)
+	certFile, keyFile, err := testkit.WriteSelfSignedCert(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientsCA = certFile
+	c := startOBSimConfig(t, obsim.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
 	addOBUser2(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
@@ -241,6 +255,17 @@ type clientTarget struct {
 	user   string
 	user2  string
 	client string // obsim's LogEntry.Client of the sessions
+	// serverTLS: obgate reaches the nodes over TLS (enable_server_ssl).
+	serverTLS bool
+}
+
+// tlsLogins counts the logins c's nodes took over TLS.
+func tlsLogins(c *obsim.Cluster) int64 {
+	n := int64(0)
+	for _, node := range c.Nodes() {
+		n += node.TLSSessions()
+	}
+	return n
 }
 
 // obgateTarget starts an obgate in OceanBase mode in front of c that
@@ -258,6 +283,13 @@ func clientTargets(t *testing.T, c *obsim.Cluster) []clientTarget {
 	var out []clientTarget
 	for _, mode := range ioModes {
 		out = append(out, obgateTarget(t, c, mode))
+	}
+	for _, mode := range ioModes {
+		tg := obgateTarget(t, c, mode, "enable_server_ssl", "true", "server_ssl_verify", "verify_identity",
+			"server_ssl_ca_file", clientsCA)
+		tg.name += " server TLS"
+		tg.serverTLS = true
+		out = append(out, tg)
 	}
 	n := c.Nodes()[0]
 	return append(out, clientTarget{name: "obsim " + n.Name(), addr: n.Addr(), user: obUser + "@" + obTenant, user2: obUser2, client: "direct"})
@@ -303,6 +335,7 @@ func TestClientsMySQL2ChangeUser(t *testing.T) {
 	for i, tg := range clientTargets(t, c) {
 		t.Run(tg.name, func(t *testing.T) {
 			resetOBSim(t, c)
+			tlsBefore := tlsLogins(c)
 			mk := newMarker("mysql2")
 			host, port, _ := strings.Cut(tg.addr, ":")
 			res := runClient(t, env, node, script, "--host", host, "--port", port,
@@ -311,6 +344,9 @@ func TestClientsMySQL2ChangeUser(t *testing.T) {
 				"--table", "kv", "--id", strconv.Itoa(100+i), "--marker", mk, "--repeat", "12")
 			if !res.OK {
 				t.Fatalf("mysql2 through %s failed:%s", tg.name, res.failures())
+			}
+			if tg.serverTLS && tlsLogins(c) == tlsBefore {
+				t.Errorf("no server session of %s logged in over TLS", tg.name)
 			}
 			if n := commandsOf(c, tg, "change_user"); n < 3 {
 				t.Errorf("%d COM_CHANGE_USER reached the servers, want at least 3 (one per changeUser)", n)
@@ -361,11 +397,16 @@ func TestClientsJDBCReset(t *testing.T) {
 	run := func(t *testing.T, tg clientTarget, reset string, id int) (*clientResult, string) {
 		t.Helper()
 		resetOBSim(t, c)
+		tlsBefore := tlsLogins(c)
 		mk := newMarker("jdbc")
 		host, port, _ := strings.Cut(tg.addr, ":")
 		args := append(launch, "--host", host, "--port", port, "--user", tg.user, "--password", obPass,
 			"--database", obDB, "--table", "kv", "--id", strconv.Itoa(id), "--marker", mk, "--reset", reset, "--repeat", "12")
-		return runClient(t, nil, java, args...), mk
+		res := runClient(t, nil, java, args...)
+		if res.OK && tg.serverTLS && tlsLogins(c) == tlsBefore {
+			t.Errorf("no server session of %s logged in over TLS", tg.name)
+		}
+		return res, mk
 	}
 	for i, tg := range clientTargets(t, c) {
 		t.Run(tg.name+" protocol reset", func(t *testing.T) {
