@@ -58,7 +58,7 @@ const hangLimitUnit = 10 * time.Second
 // response mark it out of step whenever it was used.
 func TestAlivePeeksOnlyAfterIdle(t *testing.T) {
 	conn, peer := tcpPair(t)
-	b := &serverConn{conn: conn, addr: "test"}
+	b := &serverConn{conn: conn, sock: conn, addr: "test"}
 	used := time.Now()
 	b.lastUsed.Store(used.UnixNano())
 	if !b.aliveAt(used.Add(peekIdleAfter)) {
@@ -98,7 +98,7 @@ func TestAliveOutOfStep(t *testing.T) {
 	}
 	fr := mysqlproto.NewOB20Framer(bytes.NewReader(wire), io.Discard, mysqlproto.FramerClient, 9)
 	fr.SetNextRequestID(5)
-	b := &serverConn{conn: conn, addr: "test", ob20: fr}
+	b := &serverConn{conn: conn, sock: conn, addr: "test", ob20: fr}
 	ping, _ := mysqlproto.AppendPacket(nil, 0, []byte{byte(mysqlproto.ComPing)})
 	if err := b.writeRequest(ping, true, true); err != nil {
 		t.Fatal(err)
