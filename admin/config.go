@@ -42,6 +42,9 @@ func (a *Admin) showConfig(c command) *mysqlproto.ResultSet {
 // alterConfig answers ALTER PROXYCONFIG SET name = value: validated,
 // persisted, and live at once unless the item needs a restart.
 func (a *Admin) alterConfig(c command, reply *reactor.Reply) error {
+	if isUpgradeCommand(c) {
+		return a.upgradeCommand(c, reply)
+	}
 	it, err := a.srv.Config().Set(c.name, c.value)
 	if err != nil {
 		code := mysqlproto.ERWrongValueForVar

@@ -72,13 +72,6 @@ func (a *Admin) binaryInfo() string {
 	return sb.String()
 }
 
-// upgradeInfo is SHOW PROXYINFO UPGRADE's info text. obgate has no hot
-// upgrade (ODP's fork-and-hand-over of the listening socket): the state
-// is always none, nothing was ever started or failed. A rolling restart
-// behind a load balancer, with SELECT PROXY_STATUS() turning INACTIVE
-// while draining, is obgate's way.
-const upgradeInfo = `{hot_upgrade:"not supported", state:"none", cmd:"none", upgrade_failures:0}`
-
 // showInfo answers SHOW PROXYINFO BINARY and UPGRADE: one row with ODP's
 // columns name and info.
 func (a *Admin) showInfo(c command) *mysqlproto.ResultSet {
@@ -86,7 +79,7 @@ func (a *Admin) showInfo(c command) *mysqlproto.ResultSet {
 	if c.kind == cmdShowInfoBinary {
 		rs.Rows = append(rs.Rows, []any{"binary info", a.binaryInfo()})
 	} else {
-		rs.Rows = append(rs.Rows, []any{"hot upgrade info", upgradeInfo})
+		rs.Rows = append(rs.Rows, []any{"hot upgrade info", a.upgradeInfoText()})
 	}
 	return rs
 }

@@ -21,6 +21,7 @@ type Admin struct {
 	configChanges *vm.Counter
 	pid           int
 	warnings      *warnlog.Ring // SHOW WARNLOG's records; nil: none kept
+	upgrader      Upgrader      // hot_upgrade_cmd; nil: refused
 }
 
 // New returns the internal-command handler for srv; install it with

@@ -82,6 +82,10 @@ type Config struct {
 	ObserverQueryTimeoutDelta time.Duration
 	ConnectObserverMaxRetries int64
 	HotUpgradeExitTimeout     time.Duration
+	// Hot upgrade (cmd/obgate/upgrade.go).
+	HotUpgradeFailureRetries     int64
+	HotUpgradeRollbackTimeout    time.Duration
+	ProxyHotUpgradeCheckInterval time.Duration
 
 	// Server state, congestion and detection.
 	ServerStateRefreshInterval       time.Duration

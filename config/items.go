@@ -189,8 +189,17 @@ var itemTable = []Item{
 		doc: "Least attempt budget of a request; the budget is the larger of this and 2*replicas+1.",
 		ref: intRef(func(c *Config) *int64 { return &c.ConnectObserverMaxRetries })},
 	{name: "hot_upgrade_exit_timeout", def: "30s", rng: "[0s,1d]", level: LevelUser, bare: time.Microsecond,
-		doc: "On SIGTERM, how long sessions may drain before obgate exits; a bare number is microseconds, as in ODP.",
+		doc: "On SIGTERM, and for the old process after a hot upgrade's commit (or the new one after a rollback), how long sessions may drain before the process exits; a bare number is microseconds, as in ODP.",
 		ref: durRef(func(c *Config) *time.Duration { return &c.HotUpgradeExitTimeout })},
+	{name: "hot_upgrade_failure_retries", def: "5", rng: "[1,20]", level: LevelUser,
+		doc: "Hot upgrades whose new process failed to start (or died before commit) after which ALTER PROXYCONFIG SET hot_upgrade_cmd = 'hot_upgrade' is refused until a restart.",
+		ref: intRef(func(c *Config) *int64 { return &c.HotUpgradeFailureRetries })},
+	{name: "hot_upgrade_rollback_timeout", def: "24h", rng: "[1s,30d]", level: LevelUser,
+		doc: "A hot upgrade neither committed nor rolled back this long after the new process became ready is rolled back.",
+		ref: durRef(func(c *Config) *time.Duration { return &c.HotUpgradeRollbackTimeout })},
+	{name: "proxy_hot_upgrade_check_interval", def: "5s", rng: "[1s,1h]", level: LevelUser,
+		doc: "Accepted for ODP compatibility; changes nothing: ODP polls its meta table for hot-upgrade commands at this interval, obgate's processes tell each other over a socket.",
+		ref: durRef(func(c *Config) *time.Duration { return &c.ProxyHotUpgradeCheckInterval })},
 
 	// Server state, congestion and detection.
 	{name: "server_state_refresh_interval", def: "20s", rng: "[10ms,1h]", level: LevelUser,

@@ -214,7 +214,7 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close()
 	}
 	srv.mu.Unlock()
-	srv.eachSession(func(s *Session) { s.requestClose(closeWhenIdle) })
+	srv.eachSession(func(s *Session) { s.closeIfQuiet(drainQuiet) })
 	done := make(chan struct{})
 	go func() {
 		srv.active.Wait()
@@ -229,8 +229,8 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 			srv.closePoller()
 			return nil
 		case <-tick.C:
-			// Sessions whose transaction ended since the last look.
-			srv.eachSession(func(s *Session) { s.requestClose(closeWhenIdle) })
+			// Sessions that went quiet since the last look.
+			srv.eachSession(func(s *Session) { s.closeIfQuiet(drainQuiet) })
 		case <-ctx.Done():
 			srv.eachSession(func(s *Session) { s.closeFor(closeNow, QuitShutdown, "drain_timeout") })
 			<-done

@@ -263,6 +263,30 @@ func (s *Session) requestClose(level uint32) {
 	s.interrupt()
 }
 
+// drainQuiet is how long a session must have been idle, outside a
+// transaction, before a drain (Shutdown) closes it. A session closed
+// right after an answer races the client's next command, which a pooled
+// driver has often written before the close reaches it (the driver then
+// reports a broken connection); one closed after a quiet spell is most
+// likely resting in the client's pool, where the driver notices the
+// close before its next use (go-sql-driver's connection check, JDBC
+// pools' validation) and opens a new connection, to the new process
+// after a hot upgrade.
+const drainQuiet = 20 * time.Millisecond
+
+// closeIfQuiet closes the session when it is idle outside a transaction
+// and has been for quiet; otherwise it leaves it alone (Shutdown looks
+// again). Any goroutine may call it.
+func (s *Session) closeIfQuiet(quiet time.Duration) {
+	if s.State() != StateIdle || s.inTrans.Load() || time.Since(time.Unix(0, s.lastActive.Load())) < quiet {
+		return
+	}
+	if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		s.closeReq.Store(closeWhenIdle)
+		s.closeTransport()
+	}
+}
+
 // interrupt closes the session's connections so that whatever its owner
 // is blocked on fails. The owner then tears the session down.
 func (s *Session) interrupt() {

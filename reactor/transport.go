@@ -250,7 +250,9 @@ func (s *Session) shouldClose() bool {
 	case closeWhenIdle:
 		return !s.inTrans.Load()
 	}
-	return s.srv.draining.Load() && !s.inTrans.Load()
+	// A drain closes sessions once they are quiet (closeIfQuiet), not
+	// at the end of a command, where the client's next one races it.
+	return false
 }
 
 // teardown releases everything the session holds. It runs exactly once,

@@ -70,7 +70,7 @@ func run(args []string) int {
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
 	}
-	if err := serve(store, log, warnings); err != nil {
+	if err := serve(store, log, warnings, newUpgrader(log, store, args)); err != nil {
 		log.Error("obgate stopped", "err", err)
 		return 1
 	}
@@ -78,7 +78,7 @@ func run(args []string) int {
 }
 
 // serve wires the parts together and runs until SIGTERM or SIGINT.
-func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring) error {
+func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *upgrader) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
 	var clusters *route.Clusters
@@ -111,16 +111,25 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring) error 
 	adm.SetWarnLog(warnings)
 	srv.SetInterceptor(adm)
 
-	ln, err := net.Listen("tcp", cfg.ListenAddr())
+	// A hot upgrade's new process takes over its parent's listeners.
+	ln, mln, err := inheritedListeners()
 	if err != nil {
 		return err
 	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.ListenAddr()); err != nil {
+			return err
+		}
+	} else {
+		log.Info("hot upgrade: serving on the listeners of the old process", "addr", ln.Addr().String())
+	}
 	var metricsSrv *http.Server
 	if cfg.EnablePrometheus {
-		mln, err := net.Listen("tcp", cfg.PrometheusAddr())
-		if err != nil {
-			ln.Close()
-			return err
+		if mln == nil {
+			if mln, err = net.Listen("tcp", cfg.PrometheusAddr()); err != nil {
+				ln.Close()
+				return err
+			}
 		}
 		mux := metricsMux(reg, probes{srv: srv, clusters: clusters})
 		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
@@ -136,15 +145,31 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring) error 
 		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
 		"client_io_mode", cfg.ClientIOMode, "diagnosis_log", diagPath)
 
+	up.attach(ln, mln)
+	adm.SetUpgrader(up)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	up.serving()
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case err := <-serveErr:
-		return err
-	case s := <-sig:
-		log.Info("stopping: draining sessions", "signal", s.String(), "timeout", store.Load().HotUpgradeExitTimeout)
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	defer signal.Stop(usr2)
+wait:
+	for {
+		select {
+		case err := <-serveErr:
+			return err
+		case s := <-sig:
+			log.Info("stopping: draining sessions", "signal", s.String(), "timeout", store.Load().HotUpgradeExitTimeout)
+			break wait
+		case <-usr2:
+			log.Info("SIGUSR2: hot upgrade to the binary at " + up.exe)
+			up.signalUpgrade()
+		case why := <-up.exit:
+			log.Info("stopping: draining sessions", "reason", why, "timeout", store.Load().HotUpgradeExitTimeout)
+			break wait
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), store.Load().HotUpgradeExitTimeout)
 	defer cancel()

@@ -87,6 +87,7 @@ func mariaDB(t *testing.T) *mariadbd.Server {
 type obgateProc struct {
 	t       *testing.T
 	args    []string
+	bin     string // the binary to run; obgateBin when empty
 	port    int // SQL port
 	mport   int // metrics port
 	confDir string
@@ -143,7 +144,11 @@ func (p *obgateProc) spawn(wrap []string) {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	argv := append(append(append([]string(nil), wrap...), obgateBin), p.args...)
+	bin := obgateBin
+	if p.bin != "" {
+		bin = p.bin
+	}
+	argv := append(append(append([]string(nil), wrap...), bin), p.args...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

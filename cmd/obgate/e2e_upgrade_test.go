@@ -1,0 +1,453 @@
+package main_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"obgate/mysqlproto"
+)
+
+// buildVersion builds obgate with main.version set to version into dir.
+func buildVersion(t *testing.T, dir, version string) string {
+	t.Helper()
+	out := filepath.Join(dir, "obgate-"+version)
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", out, ".")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", version, err, b)
+	}
+	return out
+}
+
+// copyFile copies src to dst, executable.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upgradeInfo is SHOW PROXYINFO UPGRADE's text, from a new administrator
+// session on addr.
+func upgradeInfo(t *testing.T, addr string) string {
+	t.Helper()
+	c := adminSession(t, addr)
+	defer c.Close()
+	res, err := c.Query("SHOW PROXYINFO UPGRADE")
+	if err != nil {
+		t.Fatalf("SHOW PROXYINFO UPGRADE: %v", err)
+	}
+	return res.String(0, "info")
+}
+
+func adminSession(t *testing.T, addr string) *mysqlproto.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mysqlproto.Dial(ctx, addr, mysqlproto.ClientOptions{User: "root@proxysys"})
+	if err != nil {
+		t.Fatalf("root@proxysys login: %v", err)
+	}
+	return c
+}
+
+// hotUpgradeCmd runs ALTER PROXYCONFIG SET hot_upgrade_cmd = cmd.
+func hotUpgradeCmd(t *testing.T, addr, cmd string) {
+	t.Helper()
+	c := adminSession(t, addr)
+	defer c.Close()
+	if _, err := c.Exec("ALTER PROXYCONFIG SET hot_upgrade_cmd = '" + cmd + "'"); err != nil {
+		t.Fatalf("hot_upgrade_cmd %s: %v", cmd, err)
+	}
+}
+
+var subPIDRe = regexp.MustCompile(`sub_pid:(\d+)`)
+
+// waitUpgradeState polls SHOW PROXYINFO UPGRADE until its state is state
+// and returns the text.
+func waitUpgradeState(t *testing.T, addr, state string) string {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		info := upgradeInfo(t, addr)
+		if strings.Contains(info, `state:"`+state+`"`) {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hot upgrade state never became %s: %s", state, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// proxyVersion is SELECT PROXY_VERSION() on a new session.
+func proxyVersion(t *testing.T, addr string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mysqlproto.Dial(ctx, addr, mysqlproto.ClientOptions{User: "root"})
+	if err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	defer c.Close()
+	res, err := c.Query("SELECT PROXY_VERSION()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(res.Rows[0][0])
+}
+
+// processGone reports whether pid has exited (gone, or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+}
+
+func waitGone(t *testing.T, pid int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running after %v", pid, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// appLoad is what applications do while obgate is upgraded: a pool of
+// go-sql-driver connections (server-side prepared statements, a 5s
+// timeout per statement) running writes of unique rows and reads, with
+// up to 10ms between one request and the next.
+type appLoad struct {
+	db      *sql.DB
+	table   string
+	next    atomic.Int64
+	ok      atomic.Int64
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    map[string]int
+	written []int64
+}
+
+func startAppLoad(t *testing.T, addr, table string, workers int) *appLoad {
+	t.Helper()
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", addr, "test"
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
+	c.Logger = &mysql.NopLogger{}
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(workers)
+	db.SetMaxIdleConns(workers)
+	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS " + table + " (id BIGINT PRIMARY KEY, w INT)"); err != nil {
+		t.Fatal(err)
+	}
+	l := &appLoad{db: db, table: table, stop: make(chan struct{}), errs: map[string]int{}}
+	for w := range workers {
+		l.wg.Add(1)
+		go l.work(w)
+	}
+	return l
+}
+
+func (l *appLoad) work(w int) {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		id := l.next.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := l.db.ExecContext(ctx, "INSERT INTO "+l.table+" VALUES (?, ?)", id, w)
+		if err == nil {
+			l.mu.Lock()
+			l.written = append(l.written, id)
+			l.mu.Unlock()
+			var n int64
+			err = l.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+l.table+" WHERE id = ?", id).Scan(&n)
+		}
+		cancel()
+		if err != nil {
+			l.mu.Lock()
+			l.errs[err.Error()]++
+			l.mu.Unlock()
+			continue
+		}
+		l.ok.Add(1)
+		// An application's think time between requests.
+		time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
+	}
+}
+
+// waitOps waits until n more operations succeeded.
+func (l *appLoad) waitOps(t *testing.T, n int64) {
+	t.Helper()
+	target := l.ok.Load() + n
+	deadline := time.Now().Add(60 * time.Second)
+	for l.ok.Load() < target {
+		if time.Now().After(deadline) {
+			t.Fatalf("the load made %d of %d operations in 60s", l.ok.Load()-target+n, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// finish stops the load and checks what the clients saw: every
+// acknowledged write in the table exactly once, and no error but at most
+// maxBroken broken connections. Sessions are not handed over yet: the
+// draining process closes each once it has been quiet for 20ms, and
+// a client that sends its next statement in the microseconds the close
+// takes to reach it sees its connection break (1 in 12 upgrades
+// measured).
+func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
+	t.Helper()
+	close(l.stop)
+	l.wg.Wait()
+	defer l.db.Close()
+	for msg, n := range l.errs {
+		if msg != mysql.ErrInvalidConn.Error() || n > maxBroken {
+			t.Errorf("clients saw %d × %q during the upgrade; want at most %d broken connections and no other error", n, msg, maxBroken)
+		}
+	}
+	var rows int64
+	if err := direct.QueryRow("SELECT COUNT(*) FROM test." + l.table).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != int64(len(l.written)) {
+		t.Errorf("%d rows in the table, %d writes acknowledged", rows, len(l.written))
+	}
+	t.Logf("%d operations, %d writes, errors %v", l.ok.Load(), len(l.written), l.errs)
+}
+
+// upgradeProc starts obgate from a copy of its binary at a path of its
+// own (which the test then replaces), in mysql routing mode.
+func upgradeProc(t *testing.T, dir string) (*obgateProc, string) {
+	t.Helper()
+	exe := filepath.Join(dir, "obgate")
+	copyFile(t, obgateBin, exe)
+	srv := mariaDB(t)
+	p := newObgateProc(t, "")
+	p.bin = exe
+	p.args = []string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
+		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "-o", "log_dir=" + filepath.Join(p.confDir, "log"),
+		"-o", "hot_upgrade_exit_timeout=10s", "--config-dir", p.confDir}
+	p.spawn(nil)
+	p.waitReady()
+	return p, exe
+}
+
+// killLater kills pid when the test ends (a new process the test did not
+// start itself).
+func killLater(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		if !processGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+func subPID(t *testing.T, info string) int {
+	t.Helper()
+	m := subPIDRe.FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no sub_pid in %s", info)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+func directTestDB(t *testing.T) *sql.DB {
+	t.Helper()
+	srv := mariaDB(t)
+	db, err := sql.Open("mysql", "root@tcp("+srv.Addr()+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec("CREATE DATABASE IF NOT EXISTS test"); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestHotUpgradeCommitAndRollback: hot_upgrade starts the binary now at
+// obgate's path on the inherited listeners, both serve until commit, then
+// the old process drains and exits and the new one serves alone; a
+// rollback instead ends the new process. An application pool under load
+// sees no error throughout, and every acknowledged write is there once.
+func TestHotUpgradeCommitAndRollback(t *testing.T) {
+	direct := directTestDB(t)
+	if _, err := direct.Exec("DROP TABLE IF EXISTS test.upgrade_ledger"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	newBin := buildVersion(t, dir, "upgrade-b")
+	p, exe := upgradeProc(t, dir)
+	oldVersion := proxyVersion(t, p.addr())
+	load := startAppLoad(t, p.addr(), "upgrade_ledger", 8)
+
+	// Rollback first: the new process ends, the old one goes on.
+	if err := os.Rename(newBin, exe); err != nil {
+		t.Fatal(err)
+	}
+	hotUpgradeCmd(t, p.addr(), "hot_upgrade")
+	info := waitUpgradeState(t, p.addr(), "wait_cr_cmd")
+	child := subPID(t, info)
+	killLater(t, child)
+	seen := map[string]bool{}
+	for i := 0; i < 200 && len(seen) < 2; i++ {
+		seen[proxyVersion(t, p.addr())] = true
+	}
+	if !seen["upgrade-b"] || !seen[oldVersion] {
+		t.Errorf("while both processes serve, new sessions reached versions %v; want %s and upgrade-b", seen, oldVersion)
+	}
+	hotUpgradeCmd(t, p.addr(), "rollback")
+	waitGone(t, child, 30*time.Second)
+	waitUpgradeState(t, p.addr(), "none")
+	for range 20 {
+		if v := proxyVersion(t, p.addr()); v != oldVersion {
+			t.Fatalf("after the rollback a new session reached %s", v)
+		}
+	}
+
+	// Then commit, sent to whichever process answers.
+	hotUpgradeCmd(t, p.addr(), "hot_upgrade")
+	info = waitUpgradeState(t, p.addr(), "wait_cr_cmd")
+	child = subPID(t, info)
+	killLater(t, child)
+	hotUpgradeCmd(t, p.addr(), "commit")
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Errorf("the old process exited with %d after commit", code)
+	}
+	for range 20 {
+		if v := proxyVersion(t, p.addr()); v != "upgrade-b" {
+			t.Fatalf("after the commit a new session reached %s", v)
+		}
+	}
+	load.waitOps(t, 200) // load on the new process alone
+	load.finish(t, direct, 2)
+	if !strings.Contains(upgradeInfo(t, p.addr()), `state:"none"`) {
+		t.Errorf("the new process after commit: %s", upgradeInfo(t, p.addr()))
+	}
+	_ = syscall.Kill(child, syscall.SIGTERM)
+	waitGone(t, child, 30*time.Second)
+}
+
+// TestHotUpgradeSIGUSR2Chain: SIGUSR2 upgrades and commits by itself;
+// three in a row, each to another build, end with the newest process
+// serving alone, the load without an error.
+func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
+	direct := directTestDB(t)
+	if _, err := direct.Exec("DROP TABLE IF EXISTS test.usr2_ledger"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	builds := []string{buildVersion(t, dir, "chain-1"), buildVersion(t, dir, "chain-2"), buildVersion(t, dir, "chain-3")}
+	p, exe := upgradeProc(t, dir)
+	load := startAppLoad(t, p.addr(), "usr2_ledger", 8)
+	pid := p.pid()
+	for i, b := range builds {
+		if err := os.Rename(b, exe); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, pid, 60*time.Second)
+		want := fmt.Sprintf("chain-%d", i+1)
+		if v := proxyVersion(t, p.addr()); v != want {
+			t.Fatalf("upgrade %d: a new session reached %s, want %s", i+1, v, want)
+		}
+		info := upgradeInfo(t, p.addr())
+		m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(info)
+		if m == nil {
+			t.Fatalf("no pid in %s", info)
+		}
+		pid, _ = strconv.Atoi(m[1])
+		killLater(t, pid)
+	}
+	load.finish(t, direct, 3)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid, 30*time.Second)
+}
+
+// TestHotUpgradeChildFails: a binary that cannot start leaves the old
+// process serving, with the reason in SHOW PROXYINFO UPGRADE and the
+// log, and the load sees no error.
+func TestHotUpgradeChildFails(t *testing.T) {
+	direct := directTestDB(t)
+	if _, err := direct.Exec("DROP TABLE IF EXISTS test.fail_ledger"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p, exe := upgradeProc(t, dir)
+	load := startAppLoad(t, p.addr(), "fail_ledger", 4)
+	broken := filepath.Join(dir, "broken")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'this build does not start' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(broken, exe); err != nil {
+		t.Fatal(err)
+	}
+	hotUpgradeCmd(t, p.addr(), "hot_upgrade")
+	deadline := time.Now().Add(30 * time.Second)
+	var info string
+	for {
+		info = upgradeInfo(t, p.addr())
+		if strings.Contains(info, "upgrade_failures:1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed start was not recorded: %s", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(info, `state:"none"`) || !strings.Contains(info, "exit status 3") {
+		t.Errorf("after a child that exits 3: %s", info)
+	}
+	if !strings.Contains(p.log(), "hot upgrade failed") {
+		t.Error("the log does not say the hot upgrade failed")
+	}
+	load.waitOps(t, 200) // load on the old process after the failure
+	load.finish(t, direct, 0)
+	if code := p.stop(30 * time.Second); code != 0 {
+		t.Errorf("obgate exited with %d", code)
+	}
+}
