@@ -88,8 +88,8 @@ type obgateProc struct {
 	t       *testing.T
 	args    []string
 	bin     string // the binary to run; obgateBin when empty
-	port    int // SQL port
-	mport   int // metrics port
+	port    int    // SQL port
+	mport   int    // metrics port
 	confDir string
 	logPath string
 
