@@ -40,14 +40,14 @@ func obsimTopology() []byte {
 // StartOBSim starts bin (tools/obsim/cmd/obsim) serving a one-node cluster
 // whose data lives in the MariaDB reachable with mariadbDSN (a
 // go-sql-driver DSN), and waits until it prints its node list. Its output
-// goes to dir/obsim.log.
-func StartOBSim(ctx context.Context, bin, dir, mariadbDSN string, timeout time.Duration) (*OBSim, error) {
+// goes to dir/obsim.log; extra are more serve flags (--ssl-cert ...).
+func StartOBSim(ctx context.Context, bin, dir, mariadbDSN string, timeout time.Duration, extra ...string) (*OBSim, error) {
 	topoPath := filepath.Join(dir, "obsim-topology.json")
 	if err := os.WriteFile(topoPath, obsimTopology(), 0o644); err != nil {
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "obsim.log")
-	p, err := StartProcess("obsim", logPath, bin, "serve", "--topology", topoPath, "--mariadb", mariadbDSN)
+	p, err := StartProcess("obsim", logPath, append([]string{bin, "serve", "--topology", topoPath, "--mariadb", mariadbDSN}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

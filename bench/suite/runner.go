@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"obgate/internal/mariadbd"
+	"obgate/internal/testkit"
 )
 
 // Target names that are always available.
@@ -62,6 +63,9 @@ type Config struct {
 	ObgateBin   string
 	OBSimBin    string   // for the OceanBase-mode targets
 	ObgateOpts  []string // extra "-o" values for every obgate target
+	// ServerTLS: MariaDB and obsim accept TLS (with a certificate made
+	// for the run), for targets with enable_server_ssl.
+	ServerTLS   bool
 	SysbenchBin string
 	HAProxyBin  string
 	HAProxy     HAProxySettings
@@ -128,7 +132,25 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 
 	common := cfg.sysbenchCommon()
-	srv, _, err := startSbtestMariaDB(ctx, mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize},
+	mopts := mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize}
+	var simTLS []string
+	if cfg.ServerTLS {
+		// A certificate of the run's own, outside the results: MariaDB
+		// and obsim accept TLS with it (targets turn it on with
+		// enable_server_ssl).
+		dir, err := os.MkdirTemp("", "sysbench-tls-")
+		if err != nil {
+			return err
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+		cert, key, err := testkit.WriteSelfSignedCert(dir)
+		if err != nil {
+			return err
+		}
+		mopts.Args = []string{"--ssl-cert=" + cert, "--ssl-key=" + key}
+		simTLS = []string{"--ssl-cert", cert, "--ssl-key", key}
+	}
+	srv, _, err := startSbtestMariaDB(ctx, mopts,
 		cfg.SysbenchBin, common, cfg.Tables, cfg.TableSize, outDir, &env, logf, &cleanups)
 	if err != nil {
 		return err
@@ -137,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	var sim *OBSim
 	if cfg.needsOBSim() {
 		logf("starting obsim (one node, data in MariaDB)")
-		if sim, err = StartOBSim(ctx, cfg.OBSimBin, outDir, srv.DSN("root", "", ""), cfg.StartTimeout); err != nil {
+		if sim, err = StartOBSim(ctx, cfg.OBSimBin, outDir, srv.DSN("root", "", ""), cfg.StartTimeout, simTLS...); err != nil {
 			return err
 		}
 		cleanups = append(cleanups, func() {

@@ -74,6 +74,7 @@ func run(args []string) error {
 		haproxy     = fs.String("haproxy", "haproxy", "haproxy binary")
 		startWait   = fs.Duration("start-timeout", 60*time.Second, "how long a proxy may take to accept its first MySQL login")
 		root        = fs.String("root", "", "repository root (default: found from the working directory)")
+		serverTLS   = fs.Bool("server-tls", false, "MariaDB and obsim accept TLS (self-signed, made for the run), for targets given -o,enable_server_ssl=true")
 		extras      listFlag
 		obExtras    listFlag
 		obgateOpts  listFlag
@@ -107,6 +108,7 @@ func run(args []string) error {
 	cfg := suite.Config{
 		CommandLine:   suite.CommandLine("go run ./bench/cmd/sysbench-suite", args),
 		ObgateBin:     *obgateBin,
+		ServerTLS:     *serverTLS,
 		OBSimBin:      *obsimBin,
 		ObgateOpts:    obgateOpts,
 		SysbenchBin:   *sysbench,
