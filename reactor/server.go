@@ -204,9 +204,10 @@ func (srv *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Shutdown stops accepting, closes idle sessions at once, lets running
-// statements and open transactions finish, and closes what is left when
-// ctx ends. It returns when every session is gone.
+// Shutdown stops accepting, lets running statements and open transactions
+// finish, closes each session once it has been idle outside a transaction
+// for drainQuiet (looking every 50ms), and closes what is left when ctx
+// ends. It returns when every session is gone.
 func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.draining.Store(true)
 	srv.mu.Lock()

@@ -50,8 +50,7 @@ func (srv *Server) clientTLS(cfg *config.Config) *tls.Config {
 	}
 	c, err := srv.tls.client.get(srv.log, cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile)
 	if err != nil {
-		srv.log.Warn("TLS clients cannot be served", "err", err)
-		return nil
+		return nil // logged once by get
 	}
 	return c
 }

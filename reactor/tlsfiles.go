@@ -37,7 +37,8 @@ type reloadingFiles[T any] struct {
 // get returns the value built from the files at paths, read now (an empty
 // path stands for no file: its content is nil). When they
 // cannot be read or built, it logs why once and returns the last good
-// value, from whichever paths; with none it returns the error.
+// value, from whichever paths; with none it returns the error. Each
+// distinct failure is logged once.
 func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
 	contents := make([][]byte, len(paths))
 	var err error
@@ -67,6 +68,8 @@ func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
 		r.lastErr = msg
 		if r.ok {
 			log.Warn("TLS files could not be loaded; the last good ones stay in use", "what", r.what, "paths", paths, "err", err)
+		} else {
+			log.Warn("TLS files could not be loaded", "what", r.what, "paths", paths, "err", err)
 		}
 	}
 	if r.ok {

@@ -141,6 +141,10 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 		}()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
+	if !cfg.EnablePrometheus && mln != nil {
+		mln.Close() // handed down by a parent that served metrics
+		mln = nil
+	}
 	log.Info("obgate listening", "addr", ln.Addr().String(), "version", version, "app_name", cfg.AppName,
 		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
 		"client_io_mode", cfg.ClientIOMode, "diagnosis_log", diagPath)
