@@ -527,7 +527,12 @@ func TestOBExecuteRetriedOnAnotherServerSession(t *testing.T) {
 				t.Fatalf("execute %d: %q, %v", i, v, err)
 			}
 		}
-		for i := range 12 { // spreads the statement over the nodes
+		// Spread the statement over the nodes: random routing reaches
+		// each of them, though not within any fixed number of reads.
+		for i := 0; len(nodesOf(proxyEntries(c, mk))) < 3; i++ {
+			if i == 300 {
+				t.Fatalf("300 executes reached only %v", nodesOf(proxyEntries(c, mk)))
+			}
 			read(i)
 		}
 		x := c.Node("zone1-1")

@@ -33,6 +33,11 @@ type obSession struct {
 
 	servers []*serverConn // open server sessions
 	last    *serverConn   // the one the previous statement used
+	// pollerFirst is the candidate the poller planned first and left to
+	// a goroutine (its server session was not ready): the goroutine
+	// starts with it instead of a fresh random order, which would favour
+	// the servers that already have a ready session.
+	pollerFirst string
 
 	vars      sessionVars
 	heldBegin []byte // BEGIN / START TRANSACTION held until the first real statement
@@ -293,14 +298,20 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 		o.pinned, o.trxSpecified = false, false
 		return nil, errPinnedServerLost
 	}
+	first := o.pollerFirst
+	o.pollerFirst = ""
+	if !polled && first != "" {
+		moveToFront(rt.Addrs, first)
+	}
 	var lastErr error
 	for _, addr := range rt.Addrs {
 		if polled {
 			// The first candidate, when its server session is open and
 			// ready, else a goroutine decides (a dial, a sync, a
-			// broken server session).
+			// broken server session), starting with this candidate.
 			be := o.findServer(addr)
 			if !o.readyOnPoller(be) {
+				o.pollerFirst = addr
 				return nil, errNotFast
 			}
 			o.notePlan(&rt, addr)
@@ -475,4 +486,16 @@ func (o *obSession) closeServers() {
 	}
 	o.servers = nil
 	o.last = nil
+}
+
+// moveToFront moves addr, when addrs holds it, to the front, keeping the
+// order of the others.
+func moveToFront(addrs []string, addr string) {
+	for i, a := range addrs {
+		if a == addr {
+			copy(addrs[1:i+1], addrs[:i])
+			addrs[0] = addr
+			return
+		}
+	}
 }
