@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,6 +122,30 @@ func proxyVersion(t *testing.T, addr string) string {
 		t.Fatal(err)
 	}
 	return string(res.Rows[0][0])
+}
+
+// socketTargets lists the sockets pid's descriptors point at, sorted.
+func socketTargets(pid int) []string {
+	var out []string
+	for _, ft := range fdTargets(pid) {
+		if _, target, _ := strings.Cut(ft, "→"); strings.HasPrefix(target, "socket:") {
+			out = append(out, target)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fdTargets lists what pid's descriptors point at.
+func fdTargets(pid int) []string {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		out = append(out, e.Name()+"→"+target)
+	}
+	return out
 }
 
 // processGone reports whether pid has exited (gone, or a zombie).
@@ -404,6 +429,18 @@ func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
 		killLater(t, pid)
 	}
 	load.finish(t, direct, 3)
+	// Nothing inherited is left open: once the load's sessions are gone
+	// the newest process holds two sockets, its two listeners, each
+	// once (a descriptor left over from a hand-down would be a second
+	// one for the same socket, or the control socket to a parent).
+	deadline := time.Now().Add(20 * time.Second)
+	for socks := socketTargets(pid); len(socks) != 2 || socks[0] == socks[1]; socks = socketTargets(pid) {
+		if time.Now().After(deadline) {
+			t.Errorf("the third new process holds sockets %v, want its two listeners: %v", socks, fdTargets(pid))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	waitGone(t, pid, 30*time.Second)
 }

@@ -110,7 +110,9 @@ func inheritedListeners() (sql, metrics net.Listener, err error) {
 		if perr != nil || fd < 3 {
 			return nil, nil, fmt.Errorf("%s=%q: bad descriptor", envListenFDs, spec)
 		}
-		ln, lerr := net.FileListener(os.NewFile(uintptr(fd), name))
+		f := os.NewFile(uintptr(fd), name)
+		ln, lerr := net.FileListener(f) // a duplicate: the inherited descriptor is closed
+		f.Close()
 		if lerr != nil {
 			return nil, nil, fmt.Errorf("inherited %s listener: %w", name, lerr)
 		}
