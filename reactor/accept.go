@@ -183,4 +183,7 @@ func (srv *Server) initGuards() {
 	srv.acceptFailures = newBurstLog(burstInterval, func(n int64, err error) {
 		srv.log.Warn("accept failed; retrying", "failures", n, "err", err)
 	})
+	srv.noServerTLS = newBurstLog(burstInterval, func(n int64, err error) {
+		srv.log.Warn("server refused by server_ssl_verify", "refused", n, "err", err)
+	})
 }

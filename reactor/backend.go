@@ -188,8 +188,9 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	case isFDExhausted(err):
 		// obgate's own shortage, not the server's.
 	case errors.Is(err, errServerNoTLS):
-		// obgate's settings refused it: the server works.
-		srv.log.Warn("server refused by server_ssl_verify", "addr", addr, "err", err)
+		// obgate's settings refused it: the server works. Every dial
+		// would say so: one line per burst.
+		srv.noServerTLS.note(err)
 	case ctx.Err() != nil:
 		// The client gave up (or its login deadline passed) while obgate
 		// was connecting: a failure only when the connect had taken

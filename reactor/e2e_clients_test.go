@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -226,16 +225,8 @@ var clientsCA string
 // the client programs use; its nodes accept TLS (with clientsCA).
 func startClientsCluster(t *testing.T) *obsim.Cluster {
 	t.Helper()
-	certFile, keyFile, err := testkit.WriteSelfSignedCert(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientsCA = certFile
-	c := startOBSimConfig(t, obsim.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	c, ca := startOBSimTLS(t)
+	clientsCA = ca
 	addOBUser2(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
@@ -257,15 +248,6 @@ type clientTarget struct {
 	client string // obsim's LogEntry.Client of the sessions
 	// serverTLS: obgate reaches the nodes over TLS (enable_server_ssl).
 	serverTLS bool
-}
-
-// tlsLogins counts the logins c's nodes took over TLS.
-func tlsLogins(c *obsim.Cluster) int64 {
-	n := int64(0)
-	for _, node := range c.Nodes() {
-		n += node.TLSSessions()
-	}
-	return n
 }
 
 // obgateTarget starts an obgate in OceanBase mode in front of c that

@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"slices"
@@ -10,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // The OceanBase-mode end-to-end tests run obgate in front of an obsim
@@ -84,6 +86,31 @@ func startOBSimConfig(t *testing.T, cfg obsim.Config) *obsim.Cluster {
 		}
 	}
 	return c
+}
+
+// startOBSimTLS is startOBSim with nodes that accept TLS, with a
+// self-signed certificate for 127.0.0.1; it returns the certificate's
+// file, which is also the CA that verifies it.
+func startOBSimTLS(t *testing.T) (*obsim.Cluster, string) {
+	t.Helper()
+	certFile, keyFile, err := testkit.WriteSelfSignedCert(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startOBSimConfig(t, obsim.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}), certFile
+}
+
+// tlsLogins counts the logins c's nodes took over TLS.
+func tlsLogins(c *obsim.Cluster) int64 {
+	n := int64(0)
+	for _, node := range c.Nodes() {
+		n += node.TLSSessions()
+	}
+	return n
 }
 
 // resetOBSim undoes faults, empties the statement logs and the kv table

@@ -2,7 +2,6 @@ package reactor_test
 
 import (
 	"context"
-	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
-	"obgate/tools/obsim"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -28,6 +26,24 @@ func sslCipher(t *testing.T, db interface {
 		t.Fatalf("SHOW STATUS LIKE 'Ssl_cipher': %v", err)
 	}
 	return value
+}
+
+// streamedRows runs query on db and counts the rows as they arrive.
+func streamedRows(t *testing.T, db *sql.DB, query string) int {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: after %d rows: %v", query, n, err)
+	}
+	return n
 }
 
 // alter runs ALTER PROXYCONFIG SET name = 'value' on an administrator
@@ -80,24 +96,10 @@ func TestE2EServerTLS(t *testing.T) {
 			if md5Hex(got) != md5Hex(data) {
 				t.Errorf("17 MiB row read back with %d bytes, md5 %s; want %d, %s", len(got), md5Hex(got), len(data), md5Hex(data))
 			}
-			rows, err := db.Query("SELECT seq FROM seq_1_to_100000")
-			if err != nil {
-				t.Fatal(err)
+			if n := streamedRows(t, db, "SELECT seq FROM seq_1_to_100000"); n != 100000 {
+				t.Errorf("streamed %d rows over server TLS, want 100000", n)
 			}
-			n := 0
-			for rows.Next() {
-				n++
-			}
-			if err := rows.Err(); err != nil || n != 100000 {
-				t.Errorf("streamed %d rows over server TLS (err %v), want 100000", n, err)
-			}
-			rows.Close()
 			mustExec(t, db, "DROP TABLE "+tbl)
-			for _, si := range p.Server.Sessions() {
-				if si.Transport == mode && si.ServerAddr == "" {
-					t.Errorf("session %d has no server", si.ID)
-				}
-			}
 		})
 
 		t.Run("TLS on both sides", func(t *testing.T) {
@@ -160,22 +162,11 @@ func TestE2EServerTLS(t *testing.T) {
 // pass, and a server without TLS is still served in plain text unless
 // server_ssl_verify requires TLS.
 func TestOBServerTLS(t *testing.T) {
-	certFile, keyFile, err := testkit.WriteSelfSignedCert(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := startOBSimConfig(t, obsim.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	c, certFile := startOBSimTLS(t)
 	forEachMode(t, func(t *testing.T, mode string) {
 		testkit.CheckLeaks(t)
 		resetOBSim(t, c)
-		before := int64(0)
-		for _, n := range c.Nodes() {
-			before += n.TLSSessions()
-		}
+		before := tlsLogins(c)
 		p := startOBProxy(t, c, mode, "enable_server_ssl", "true", "server_ssl_verify", "verify_identity",
 			"server_ssl_ca_file", certFile)
 		db, conn := obConn(t, p)
@@ -201,10 +192,7 @@ func TestOBServerTLS(t *testing.T) {
 		if err := conn.QueryRowContext(context.Background(), "SELECT v FROM kv WHERE id = ?", 3).Scan(&v); err != nil || v != "tx" {
 			t.Errorf("read back %q, %v; want tx", v, err)
 		}
-		after := int64(0)
-		for _, n := range c.Nodes() {
-			after += n.TLSSessions()
-		}
+		after := tlsLogins(c)
 		servers := 0
 		for _, info := range p.Server.Sessions() {
 			sess, ok := p.Server.Session(info.ID)

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // proxySessionSSL returns the using_ssl column of SHOW PROXYSESSION by
@@ -54,20 +55,11 @@ func TestE2ETLS(t *testing.T) {
 			if n := queryInt(t, db, "SELECT COUNT(*) FROM (SELECT seq FROM seq_1_to_100000) s"); n != 100000 {
 				t.Errorf("count %d", n)
 			}
-			rows, err := db.Query("SELECT seq FROM seq_1_to_100000")
-			if err != nil {
-				t.Fatal(err)
+			if n := streamedRows(t, db, "SELECT seq FROM seq_1_to_100000"); n != 100000 {
+				t.Errorf("streamed %d rows over TLS, want 100000", n)
 			}
-			n := 0
-			for rows.Next() {
-				n++
-			}
-			if err := rows.Err(); err != nil || n != 100000 {
-				t.Errorf("streamed %d rows over TLS (err %v), want 100000", n, err)
-			}
-			rows.Close()
 			var ssl []string
-			rows, err = db.Query("SHOW PROXYSESSION")
+			rows, err := db.Query("SHOW PROXYSESSION")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,6 +78,7 @@ type Server struct {
 
 	refusals       *burstLog // clients refused for want of descriptors
 	acceptFailures *burstLog
+	noServerTLS    *burstLog // servers refused for offering no TLS (server_ssl_verify)
 
 	mu        sync.Mutex
 	listeners []net.Listener

@@ -318,7 +318,9 @@ func subPID(t *testing.T, info string) int {
 	return pid
 }
 
-func directTestDB(t *testing.T) *sql.DB {
+// directTestDB opens MariaDB itself (not through obgate), with database
+// test and no table named table in it.
+func directTestDB(t *testing.T, table string) *sql.DB {
 	t.Helper()
 	srv := mariaDB(t)
 	db, err := sql.Open("mysql", "root@tcp("+srv.Addr()+")/")
@@ -326,8 +328,10 @@ func directTestDB(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("CREATE DATABASE IF NOT EXISTS test"); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS test", "DROP TABLE IF EXISTS test." + table} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return db
 }
@@ -338,10 +342,7 @@ func directTestDB(t *testing.T) *sql.DB {
 // rollback instead ends the new process. An application pool under load
 // sees no error throughout, and every acknowledged write is there once.
 func TestHotUpgradeCommitAndRollback(t *testing.T) {
-	direct := directTestDB(t)
-	if _, err := direct.Exec("DROP TABLE IF EXISTS test.upgrade_ledger"); err != nil {
-		t.Fatal(err)
-	}
+	direct := directTestDB(t, "upgrade_ledger")
 	dir := t.TempDir()
 	newBin := buildVersion(t, dir, "upgrade-b")
 	p, exe := upgradeProc(t, dir)
@@ -399,10 +400,7 @@ func TestHotUpgradeCommitAndRollback(t *testing.T) {
 // three in a row, each to another build, end with the newest process
 // serving alone, the load without an error.
 func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
-	direct := directTestDB(t)
-	if _, err := direct.Exec("DROP TABLE IF EXISTS test.usr2_ledger"); err != nil {
-		t.Fatal(err)
-	}
+	direct := directTestDB(t, "usr2_ledger")
 	dir := t.TempDir()
 	builds := []string{buildVersion(t, dir, "chain-1"), buildVersion(t, dir, "chain-2"), buildVersion(t, dir, "chain-3")}
 	p, exe := upgradeProc(t, dir)
@@ -449,10 +447,7 @@ func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
 // process serving, with the reason in SHOW PROXYINFO UPGRADE and the
 // log, and the load sees no error.
 func TestHotUpgradeChildFails(t *testing.T) {
-	direct := directTestDB(t)
-	if _, err := direct.Exec("DROP TABLE IF EXISTS test.fail_ledger"); err != nil {
-		t.Fatal(err)
-	}
+	direct := directTestDB(t, "fail_ledger")
 	dir := t.TempDir()
 	p, exe := upgradeProc(t, dir)
 	load := startAppLoad(t, p.addr(), "fail_ledger", 4)

@@ -53,7 +53,7 @@ const (
 // childReadyTimeout bounds how long a new process may take to serve:
 // its configuration load and, in OceanBase mode, its first cluster
 // metadata.
-var childReadyTimeout = 60 * time.Second
+const childReadyTimeout = 60 * time.Second
 
 // Upgrade states, as SHOW PROXYINFO UPGRADE names them.
 const (
