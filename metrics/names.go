@@ -41,6 +41,11 @@ const (
 	SQLLatency = "obgate_sql_latency_seconds"
 	// ServerConnectFailures counts failed connection attempts to servers.
 	ServerConnectFailures = "obgate_server_connect_failures_total"
+	// SessionHandovers counts client sessions a hot upgrade moved between
+	// processes, by direction: sent (this process handed it on), adopted
+	// (this process took it) or refused (the new process would not take
+	// it; it drained here).
+	SessionHandovers = "obgate_session_handovers_total"
 	// ServerFailures counts server sessions that broke under a statement,
 	// by reason (connection, checksum).
 	ServerFailures = "obgate_server_failures_total"

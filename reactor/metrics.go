@@ -28,10 +28,12 @@ type reactorMetrics struct {
 	quits                  [len(quitNames)]*vm.Counter
 	panics                 [numPanicSites]*vm.Counter
 	resent                 *vm.Counter
-	sessionsMoved          *vm.Counter
-	partitionHits          [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
-	refusedFD              *vm.Counter    // clients refused: no file descriptor left
-	refusedMemory          *vm.Counter    // clients refused: memory over the high-water mark
+	// handovers counts sessions sent, adopted and refused (handover.go).
+	handoverSent, handoverAdopted, handoverRefused *vm.Counter
+	sessionsMoved                                  *vm.Counter
+	partitionHits                                  [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
+	refusedFD                                      *vm.Counter    // clients refused: no file descriptor left
+	refusedMemory                                  *vm.Counter    // clients refused: memory over the high-water mark
 
 	errMu    sync.RWMutex
 	errCodes map[uint16]*vm.Counter // SQLErrors by code, made on first use; under errMu
@@ -73,6 +75,9 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		newClientOK:            r.Counter(metrics.NewClientConnections, "connectionResult", metrics.ResultSuccess),
 		newClientFail:          r.Counter(metrics.NewClientConnections, "connectionResult", metrics.ResultFail),
 		serverConnectFailures:  r.Counter(metrics.ServerConnectFailures),
+		handoverSent:           r.Counter(metrics.SessionHandovers, "direction", "sent"),
+		handoverAdopted:        r.Counter(metrics.SessionHandovers, "direction", "adopted"),
+		handoverRefused:        r.Counter(metrics.SessionHandovers, "direction", "refused"),
 		serverChecksumFailures: r.Counter(metrics.ServerFailures, "reason", "checksum"),
 		serverBreaks:           r.Counter(metrics.ServerFailures, "reason", "connection"),
 		bytesFromClient:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransRequest, "sessionType", metrics.SessionClient),

@@ -31,12 +31,13 @@ const (
 	panicSweeper                            // the idle sweeper (sweepLoop)
 	panicServerWatch                        // the server watch's epoll loop
 	panicPoller                             // the statement path on the poller (poller.go)
+	panicHandover                           // a session's hand-over to a new process (handover.go)
 	numPanicSites
 )
 
 var panicSiteNames = [numPanicSites]string{"login", "command", "net_loop",
 	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept",
-	"idle_sweeper", "server_watch", "poller"}
+	"idle_sweeper", "server_watch", "poller", "handover"}
 
 func (p panicSite) String() string {
 	if p < numPanicSites {

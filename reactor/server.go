@@ -46,6 +46,10 @@ type Options struct {
 	Health *health.Monitor
 	// Diagnosis receives the diagnosis log (diag.go); nil writes none.
 	Diagnosis *slog.Logger
+	// SessionIDs, when set, replaces proxy_id in the session ids: a hot
+	// upgrade's new process gets its parent's, with the upgrade bit
+	// flipped.
+	SessionIDs *SessionIDBase
 }
 
 // Server accepts client connections and runs their sessions.
@@ -73,6 +77,7 @@ type Server struct {
 	stopSweepOnce sync.Once
 	sweepDone     chan struct{}
 	proxyID       int64    // proxy_id in effect (random when configured as 0)
+	upgradeBit    bool     // the upgrade bit of this process's session ids
 	sessions      sync.Map // uint32 → *Session
 	clients       atomic.Int64
 
@@ -83,8 +88,10 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	draining  atomic.Bool
-	wg        sync.WaitGroup // handshake goroutines and net-transport loops
-	active    sync.WaitGroup // every session until torn down
+	// handover is where a hot upgrade hands sessions to (handover.go).
+	handover atomic.Pointer[handover]
+	wg       sync.WaitGroup // handshake goroutines and net-transport loops
+	active   sync.WaitGroup // every session until torn down
 }
 
 // NewServer builds a Server from its options. It loads the client TLS
@@ -139,7 +146,14 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.startHealth(opts)
 	cfg := opts.Config.Load()
-	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, cfg.ProxyID, cfg.ServerRoutingMode == "mysql")
+	proxyID := cfg.ProxyID
+	if opts.SessionIDs != nil {
+		proxyID, srv.upgradeBit = opts.SessionIDs.ProxyID, opts.SessionIDs.UpgradeBit
+	}
+	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, proxyID, cfg.ServerRoutingMode == "mysql", srv.upgradeBit)
+	if opts.SessionIDs != nil {
+		srv.ids.seq.Store(opts.SessionIDs.Seq)
+	}
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}
@@ -208,7 +222,9 @@ func (srv *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting, lets running statements and open transactions
 // finish, closes each session once it has been idle outside a transaction
 // for drainQuiet (looking every 50ms), and closes what is left when ctx
-// ends. It returns when every session is gone.
+// ends. After HandOverSessions, the sessions that can move are handed
+// over at their next idle point instead of closed. It returns when every
+// session is gone.
 func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.draining.Store(true)
 	srv.mu.Lock()
@@ -216,7 +232,7 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close()
 	}
 	srv.mu.Unlock()
-	srv.eachSession(func(s *Session) { s.closeIfQuiet(drainQuiet) })
+	srv.drainLook()
 	done := make(chan struct{})
 	go func() {
 		srv.active.Wait()
@@ -232,7 +248,7 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			// Sessions that went quiet since the last look.
-			srv.eachSession(func(s *Session) { s.closeIfQuiet(drainQuiet) })
+			srv.drainLook()
 		case <-ctx.Done():
 			srv.eachSession(func(s *Session) { s.closeFor(closeNow, QuitShutdown, "drain_timeout") })
 			<-done
@@ -240,6 +256,18 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// drainLook hands over (handover.go) or closes the sessions that are
+// quiet now.
+func (srv *Server) drainLook() {
+	h := srv.handover.Load()
+	srv.eachSession(func(s *Session) {
+		if h != nil && s.handOverIfIdle(h) {
+			return
+		}
+		s.closeIfQuiet(drainQuiet)
+	})
 }
 
 // Close closes every listener and session at once.
@@ -284,6 +312,23 @@ func (srv *Server) newSessionID() uint32 {
 
 // ProxyID is the proxy id carried in this process's client session ids.
 func (srv *Server) ProxyID() int64 { return srv.proxyID }
+
+// SessionIDBase is what a hot upgrade's new process lays its session
+// ids out with: its parent's proxy id, the other upgrade bit
+// (sessionid.go), and the sequence number its parent reached, from which
+// it goes on, so that after two upgrades (the bit back where it was) the
+// ids of sessions handed over twice do not meet new ones either.
+type SessionIDBase struct {
+	ProxyID    int64
+	UpgradeBit bool
+	Seq        uint32
+}
+
+// SessionIDs is this process's base now; a new process takes it with the
+// upgrade bit flipped.
+func (srv *Server) SessionIDs() SessionIDBase {
+	return SessionIDBase{ProxyID: srv.proxyID, UpgradeBit: srv.upgradeBit, Seq: srv.ids.seq.Load()}
+}
 
 // Session returns the live session with id.
 func (srv *Server) Session(id uint32) (*Session, bool) {

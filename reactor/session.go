@@ -81,6 +81,9 @@ type lifecycle struct {
 	// loggedIn says the login finished. Both are for the diagnosis line.
 	endWhy   atomic.Pointer[endCause]
 	loggedIn atomic.Bool
+	// handoverFailed says the new process of a hot upgrade refused the
+	// session: it drains here (handover.go).
+	handoverFailed atomic.Bool
 }
 
 // clientConn is the session's client connection.

@@ -20,7 +20,10 @@ import (
 // count up. proxy_id 0 (the default) takes a random non-zero proxy id at
 // start, so that two obgate processes do not share ids unless configured
 // to; set proxy_id to make the ids stable across restarts. The upgrade bit
-// is always 0 (obgate has no hot upgrade).
+// flips with each hot upgrade: the new process takes its parent's proxy
+// id and the other upgrade bit (Options.SessionIDs), so that the sessions
+// it adopts from its parent (handover.go), which keep their ids, and the
+// ones it opens itself never share one.
 const csIDMark uint32 = 1 << 31
 
 // idLayout is one cs_id layout.
@@ -33,7 +36,7 @@ type idLayout struct {
 // newIDLayout builds the layout of version (1 or 2) for proxyID, with the
 // top bit set when mark; a proxyID of 0 is replaced by a random one. It
 // returns the proxy id used.
-func newIDLayout(version, proxyID int64, mark bool) (idLayout, int64) {
+func newIDLayout(version, proxyID int64, mark, upgrade bool) (idLayout, int64) {
 	idBits, seqBits := uint(8), uint(22)
 	if version == 2 {
 		idBits, seqBits = 13, 17
@@ -47,6 +50,9 @@ func newIDLayout(version, proxyID int64, mark bool) (idLayout, int64) {
 		l.mark = csIDMark
 	}
 	l.prefix = l.mark | uint32(proxyID)<<(seqBits+1)
+	if upgrade {
+		l.prefix |= 1 << seqBits
+	}
 	return l, proxyID
 }
 

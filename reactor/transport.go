@@ -220,6 +220,9 @@ func (s *Session) afterCommand(err error) bool {
 		s.drv.endTransport()
 		return false
 	}
+	if s.srv.handover.Load() != nil && s.handOverAtIdle() {
+		return false // a pooled goroutine owns the session now
+	}
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -172,11 +173,13 @@ func waitGone(t *testing.T, pid int, timeout time.Duration) {
 
 // appLoad is what applications do while obgate is upgraded: a pool of
 // go-sql-driver connections (server-side prepared statements, a 5s
-// timeout per statement) running writes of unique rows and reads, with
-// up to 10ms between one request and the next.
+// timeout per statement) running writes of unique rows, some in a
+// transaction, and reads, with up to 10ms between one request and the
+// next. dials counts the connections the pool opened.
 type appLoad struct {
 	db      *sql.DB
 	table   string
+	dials   atomic.Int64
 	next    atomic.Int64
 	ok      atomic.Int64
 	stop    chan struct{}
@@ -196,13 +199,14 @@ func startAppLoad(t *testing.T, addr, table string, workers int) *appLoad {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := sql.OpenDB(conn)
+	l := &appLoad{table: table, stop: make(chan struct{}), errs: map[string]int{}}
+	db := sql.OpenDB(countingConnector{conn, &l.dials})
+	l.db = db
 	db.SetMaxOpenConns(workers)
 	db.SetMaxIdleConns(workers)
 	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS " + table + " (id BIGINT PRIMARY KEY, w INT)"); err != nil {
 		t.Fatal(err)
 	}
-	l := &appLoad{db: db, table: table, stop: make(chan struct{}), errs: map[string]int{}}
 	for w := range workers {
 		l.wg.Add(1)
 		go l.work(w)
@@ -220,7 +224,12 @@ func (l *appLoad) work(w int) {
 		}
 		id := l.next.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := l.db.ExecContext(ctx, "INSERT INTO "+l.table+" VALUES (?, ?)", id, w)
+		var err error
+		if id%4 == 0 {
+			err = l.insertInTxn(ctx, id, w)
+		} else {
+			_, err = l.db.ExecContext(ctx, "INSERT INTO "+l.table+" VALUES (?, ?)", id, w)
+		}
 		if err == nil {
 			l.mu.Lock()
 			l.written = append(l.written, id)
@@ -241,6 +250,36 @@ func (l *appLoad) work(w int) {
 	}
 }
 
+// insertInTxn writes row id in a transaction of its own, with a read
+// of the table inside it.
+func (l *appLoad) insertInTxn(ctx context.Context, id int64, w int) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+l.table+" VALUES (?, ?)", id, w); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+l.table+" WHERE id = ?", id).Scan(&n); err != nil || n != 1 {
+		_ = tx.Rollback()
+		return fmt.Errorf("read inside the transaction: %d rows, %v", n, err)
+	}
+	return tx.Commit()
+}
+
+// countingConnector counts the connections a pool opens.
+type countingConnector struct {
+	driver.Connector
+	n *atomic.Int64
+}
+
+func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c.n.Add(1)
+	return c.Connector.Connect(ctx)
+}
+
 // waitOps waits until n more operations succeeded.
 func (l *appLoad) waitOps(t *testing.T, n int64) {
 	t.Helper()
@@ -256,11 +295,9 @@ func (l *appLoad) waitOps(t *testing.T, n int64) {
 
 // finish stops the load and checks what the clients saw: every
 // acknowledged write in the table exactly once, and no error but at most
-// maxBroken broken connections. Sessions are not handed over yet: the
-// draining process closes each once it has been quiet for 20ms, and
-// a client that sends its next statement in the microseconds the close
-// takes to reach it sees its connection break (1 in 12 upgrades
-// measured).
+// maxBroken broken connections (sessions that are not handed over are
+// closed once quiet, and a client that sends its next statement in the
+// microseconds the close takes to reach it sees its connection break).
 func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
 	t.Helper()
 	close(l.stop)
@@ -279,6 +316,70 @@ func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
 		t.Errorf("%d rows in the table, %d writes acknowledged", rows, len(l.written))
 	}
 	t.Logf("%d operations, %d writes, errors %v", l.ok.Load(), len(l.written), l.errs)
+}
+
+// sessionMarker is a client session that left state on its server (a
+// user variable): while it is handed over from process to process it
+// keeps its connection, its connection id and its server session.
+type sessionMarker struct {
+	c        *mysqlproto.Client
+	serverID string
+}
+
+func newSessionMarker(t *testing.T, addr string) *sessionMarker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mysqlproto.Dial(ctx, addr, mysqlproto.ClientOptions{User: "root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Exec("SET @marker = 'handed over'"); err != nil {
+		t.Fatal(err)
+	}
+	m := &sessionMarker{c: c}
+	m.serverID, _ = m.look(t)
+	return m
+}
+
+// look returns the server's connection id and the user variable.
+func (m *sessionMarker) look(t *testing.T) (string, string) {
+	t.Helper()
+	res, err := m.c.Query("SELECT CONNECTION_ID(), @marker")
+	if err != nil {
+		t.Fatalf("the marker session broke: %v", err)
+	}
+	return string(res.Rows[0][0]), string(res.Rows[0][1])
+}
+
+// check fails the test unless the session still is the one it was.
+func (m *sessionMarker) check(t *testing.T, when string) {
+	t.Helper()
+	id, v := m.look(t)
+	if id != m.serverID || v != "handed over" {
+		t.Errorf("%s: the marker session has server connection %s and @marker %q; want %s and its value", when, id, v, m.serverID)
+	}
+}
+
+// sessionIDs lists the client session ids SHOW PROXYSESSION shows on
+// the process addr reaches, but its own.
+func sessionIDs(t *testing.T, addr string) map[uint32]bool {
+	t.Helper()
+	c := adminSession(t, addr)
+	defer c.Close()
+	res, err := c.Query("SHOW PROXYSESSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[uint32]bool{}
+	for i := range res.Rows {
+		id, _ := strconv.ParseUint(res.String(i, "Id"), 10, 32)
+		if uint32(id) != c.ConnectionID() {
+			ids[uint32(id)] = true
+		}
+	}
+	return ids
 }
 
 // upgradeProc starts obgate from a copy of its binary at a path of its
@@ -348,6 +449,9 @@ func TestHotUpgradeCommitAndRollback(t *testing.T) {
 	p, exe := upgradeProc(t, dir)
 	oldVersion := proxyVersion(t, p.addr())
 	load := startAppLoad(t, p.addr(), "upgrade_ledger", 8)
+	marker := newSessionMarker(t, p.addr())
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
 
 	// Rollback first: the new process ends, the old one goes on.
 	if err := os.Rename(newBin, exe); err != nil {
@@ -388,7 +492,14 @@ func TestHotUpgradeCommitAndRollback(t *testing.T) {
 		}
 	}
 	load.waitOps(t, 200) // load on the new process alone
-	load.finish(t, direct, 2)
+	marker.check(t, "after the commit")
+	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] {
+		t.Errorf("the new process does not serve the marker session %d: %v", marker.c.ConnectionID(), ids)
+	}
+	load.finish(t, direct, 0)
+	if n := load.dials.Load() - dials; n != 0 {
+		t.Errorf("the pool opened %d connections during the upgrade; its sessions should have been handed over", n)
+	}
 	if !strings.Contains(upgradeInfo(t, p.addr()), `state:"none"`) {
 		t.Errorf("the new process after commit: %s", upgradeInfo(t, p.addr()))
 	}
@@ -404,7 +515,10 @@ func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
 	dir := t.TempDir()
 	builds := []string{buildVersion(t, dir, "chain-1"), buildVersion(t, dir, "chain-2"), buildVersion(t, dir, "chain-3")}
 	p, exe := upgradeProc(t, dir)
-	load := startAppLoad(t, p.addr(), "usr2_ledger", 8)
+	load := startAppLoad(t, p.addr(), "usr2_ledger", 16)
+	marker := newSessionMarker(t, p.addr())
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
 	pid := p.pid()
 	for i, b := range builds {
 		if err := os.Rename(b, exe); err != nil {
@@ -425,8 +539,19 @@ func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
 		}
 		pid, _ = strconv.Atoi(m[1])
 		killLater(t, pid)
+		load.waitOps(t, 100)
+		marker.check(t, fmt.Sprintf("upgrade %d", i+1))
 	}
-	load.finish(t, direct, 3)
+	// Every session is served by the newest process: the pool opened no
+	// connection since the first upgrade, and the marker is listed there.
+	if n := load.dials.Load() - dials; n != 0 {
+		t.Errorf("the pool opened %d connections during three upgrades; its sessions should have been handed over", n)
+	}
+	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] || len(ids) < 17 {
+		t.Errorf("the newest process serves sessions %v; want the marker %d and the pool's 16", ids, marker.c.ConnectionID())
+	}
+	load.finish(t, direct, 0)
+	marker.c.Close()
 	// Nothing inherited is left open: once the load's sessions are gone
 	// the newest process holds two sockets, its two listeners, each
 	// once (a descriptor left over from a hand-down would be a second

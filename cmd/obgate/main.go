@@ -103,7 +103,12 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 		diag, diagPath, closeDiag = log.With("log", "diagnosis"), "", func() {}
 	}
 	defer closeDiag()
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version, Clusters: clusters})
+	ids, err := inheritedSessionIDs()
+	if err != nil {
+		return err
+	}
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version,
+		Clusters: clusters, SessionIDs: ids})
 	if err != nil {
 		return err
 	}
@@ -149,8 +154,16 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 		"routing_mode", cfg.ServerRoutingMode, "servers", cfg.RootserviceList+cfg.TestServerAddr,
 		"client_io_mode", cfg.ClientIOMode, "diagnosis_log", diagPath)
 
-	up.attach(ln, mln)
+	up.attach(ln, mln, srv.SessionIDs)
 	adm.SetUpgrader(up)
+	if hc := up.handoverFromParent(); hc != nil {
+		// The old process hands its sessions over on it once it commits.
+		go func() {
+			err := srv.AdoptSessions(hc)
+			hc.Close()
+			log.Info("hot upgrade: the old process hands over no more sessions", "end", err)
+		}()
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	up.serving()
@@ -171,6 +184,12 @@ wait:
 			log.Info("SIGUSR2: hot upgrade to the binary at " + up.exe)
 			up.signalUpgrade()
 		case why := <-up.exit:
+			if hc := up.handoverToChild(); hc != nil {
+				srv.HandOverSessions(hc)
+				log.Info("stopping: handing sessions over to the new process, draining the rest", "reason", why,
+					"timeout", store.Load().HotUpgradeExitTimeout)
+				break wait
+			}
 			log.Info("stopping: draining sessions", "reason", why, "timeout", store.Load().HotUpgradeExitTimeout)
 			break wait
 		}

@@ -20,9 +20,17 @@ package main
 // reads the same configuration files (ALTER PROXYCONFIG writes them), so
 // it starts with the running configuration.
 //
-// Sessions are not handed over: the draining process closes each one at
-// its next idle point outside a transaction (pooled drivers reconnect,
-// to the new process), and the rest when the timeout ends.
+// Sessions are handed over live (reactor's handover.go): at a commit the
+// old process gives each session that can move to the new one at its
+// next idle point, client and server connections included, over a
+// SOCK_SEQPACKET socket the child inherits; the child lays its session
+// ids out with the parent's proxy id and the other upgrade bit, so that
+// adopted ids never meet its own. The sessions that cannot move (TLS
+// clients, OceanBase routing mode, client_io_mode=net; see handover.go)
+// are closed at their next idle point outside a transaction (pooled
+// drivers reconnect, to the new process), and the rest when the timeout
+// ends. A rollback drains the child's sessions the same way: they are
+// not handed back.
 
 import (
 	"bufio"
@@ -40,6 +48,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"obgate/config"
+	"obgate/reactor"
 )
 
 // The environment a hot-upgrade child starts with.
@@ -48,6 +57,13 @@ const (
 	envListenFDs = "OBGATE_LISTEN_FDS"
 	// envUpgradeFD is the child's end of the socket to its parent.
 	envUpgradeFD = "OBGATE_UPGRADE_FD"
+	// envHandoverFD is the child's end of the socket sessions are handed
+	// over on.
+	envHandoverFD = "OBGATE_HANDOVER_FD"
+	// envSessionIDs is the parent's session id base,
+	// "proxy_id:upgrade_bit:sequence", with the bit already flipped for
+	// the child.
+	envSessionIDs = "OBGATE_SESSION_IDS"
 )
 
 // childReadyTimeout bounds how long a new process may take to serve:
@@ -87,6 +103,13 @@ type upgrader struct {
 	childCtl  net.Conn // the parent's end, while a child runs
 	parentCtl net.Conn // the child's end, while its parent runs
 	rollback  *time.Timer
+	// ids is this process's session id base now, for the child (set by
+	// attach); childHandover and parentHandover are the two ends of the
+	// hand-over socket, in the parent while its child runs and in the
+	// child.
+	ids            func() reactor.SessionIDBase
+	childHandover  *net.UnixConn
+	parentHandover *net.UnixConn
 }
 
 func newUpgrader(log *slog.Logger, store *config.Store, args []string) *upgrader {
@@ -129,13 +152,43 @@ func inheritedListeners() (sql, metrics net.Listener, err error) {
 	return sql, metrics, nil
 }
 
-// attach records the listeners to hand down and, in a child, connects to
-// the parent. Call it before serving.
-func (u *upgrader) attach(sql, metrics net.Listener) {
+// inheritedSessionIDs is the session id base a parent handed down (nil
+// when this process was not started by a hot upgrade).
+func inheritedSessionIDs() (*reactor.SessionIDBase, error) {
+	v := os.Getenv(envSessionIDs)
+	if v == "" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ":")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("%s=%q: want proxy_id:upgrade_bit:sequence", envSessionIDs, v)
+	}
+	id, err := strconv.ParseInt(parts[0], 10, 64)
+	seq, serr := strconv.ParseUint(parts[2], 10, 32)
+	if err != nil || serr != nil || (parts[1] != "0" && parts[1] != "1") {
+		return nil, fmt.Errorf("%s=%q: want proxy_id:upgrade_bit:sequence", envSessionIDs, v)
+	}
+	return &reactor.SessionIDBase{ProxyID: id, UpgradeBit: parts[1] == "1", Seq: uint32(seq)}, nil
+}
+
+// attach records the listeners to hand down and this process's session
+// id base and, in a child, connects to the parent. Call it before
+// serving.
+func (u *upgrader) attach(sql, metrics net.Listener, ids func() reactor.SessionIDBase) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.sql, _ = sql.(*net.TCPListener)
 	u.metrics, _ = metrics.(*net.TCPListener)
+	u.ids = ids
+	if v := os.Getenv(envHandoverFD); v != "" {
+		if fd, err := strconv.Atoi(v); err == nil {
+			f := os.NewFile(uintptr(fd), "handover")
+			if c, err := net.FileConn(f); err == nil {
+				u.parentHandover, _ = c.(*net.UnixConn)
+			}
+			f.Close()
+		}
+	}
 	if v := os.Getenv(envUpgradeFD); v != "" {
 		if fd, err := strconv.Atoi(v); err == nil {
 			f := os.NewFile(uintptr(fd), "upgrade")
@@ -148,6 +201,27 @@ func (u *upgrader) attach(sql, metrics net.Listener) {
 	}
 	os.Unsetenv(envListenFDs)
 	os.Unsetenv(envUpgradeFD)
+	os.Unsetenv(envHandoverFD)
+	os.Unsetenv(envSessionIDs)
+}
+
+// handoverFromParent is the socket the parent hands sessions over on, in
+// a child (nil otherwise).
+func (u *upgrader) handoverFromParent() *net.UnixConn {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.parentHandover
+}
+
+// handoverToChild is the socket to hand sessions to the child on, once
+// this process committed an upgrade (nil otherwise).
+func (u *upgrader) handoverToChild() *net.UnixConn {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state != stateCommitted {
+		return nil
+	}
+	return u.childHandover
 }
 
 // serving tells the parent, in a child, that this process serves now, and
@@ -308,6 +382,9 @@ func (u *upgrader) runChild(auto bool) {
 		_ = proc.Kill()
 		ctl.Close()
 		<-exited
+		u.mu.Lock()
+		u.dropChildHandoverLocked()
+		u.mu.Unlock()
 		u.failed(fmt.Errorf("new process %d: %w", proc.Pid, err))
 		return
 	}
@@ -343,6 +420,7 @@ func (u *upgrader) runChild(auto bool) {
 	defer u.mu.Unlock()
 	ctl.Close()
 	u.childCtl, u.childPID = nil, 0
+	u.dropChildHandoverLocked()
 	if u.rollback != nil {
 		u.rollback.Stop()
 	}
@@ -400,8 +478,29 @@ func (u *upgrader) spawn() (*os.Process, net.Conn, error) {
 		return nil, nil, err
 	}
 	fds = append(fds, uintptr(pair[1]))
+	ctlFD := len(fds) - 1
+	hpair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		ctl.Close()
+		return nil, nil, err
+	}
+	defer unix.Close(hpair[1])
+	hmine := os.NewFile(uintptr(hpair[0]), "handover")
+	hconn, err := net.FileConn(hmine)
+	hmine.Close()
+	if err != nil {
+		ctl.Close()
+		return nil, nil, err
+	}
+	fds = append(fds, uintptr(hpair[1]))
+	ids := u.ids()
+	bit := "1"
+	if ids.UpgradeBit {
+		bit = "0"
+	}
 	env := append(withoutUpgradeEnv(os.Environ()), envListenFDs+"="+strings.Join(spec, ","),
-		envUpgradeFD+"="+strconv.Itoa(len(fds)-1))
+		envUpgradeFD+"="+strconv.Itoa(ctlFD), envHandoverFD+"="+strconv.Itoa(len(fds)-1),
+		envSessionIDs+"="+strconv.FormatInt(ids.ProxyID, 10)+":"+bit+":"+strconv.FormatUint(uint64(ids.Seq), 10))
 	argv := append([]string{u.exe}, u.args...)
 	pid, err := syscall.ForkExec(u.exe, argv, &syscall.ProcAttr{
 		Env:   env,
@@ -412,13 +511,18 @@ func (u *upgrader) spawn() (*os.Process, net.Conn, error) {
 	})
 	if err != nil {
 		ctl.Close()
+		hconn.Close()
 		return nil, nil, err
 	}
 	proc, err := os.FindProcess(pid)
 	if err != nil {
 		ctl.Close()
+		hconn.Close()
 		return nil, nil, err
 	}
+	u.mu.Lock()
+	u.childHandover = hconn.(*net.UnixConn)
+	u.mu.Unlock()
 	return proc, ctl, nil
 }
 
@@ -438,11 +542,21 @@ func rawFD(f *os.File) (uintptr, error) {
 func withoutUpgradeEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, envListenFDs+"=") && !strings.HasPrefix(kv, envUpgradeFD+"=") {
+		if !strings.HasPrefix(kv, envListenFDs+"=") && !strings.HasPrefix(kv, envUpgradeFD+"=") &&
+			!strings.HasPrefix(kv, envHandoverFD+"=") && !strings.HasPrefix(kv, envSessionIDs+"=") {
 			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// dropChildHandoverLocked closes the hand-over socket to a child that is
+// gone. u.mu is held.
+func (u *upgrader) dropChildHandoverLocked() {
+	if u.childHandover != nil {
+		u.childHandover.Close()
+		u.childHandover = nil
+	}
 }
 
 // failed records a child that did not come up; the process goes on.

@@ -36,14 +36,20 @@ func Pauses() uint64 { return pauses.Load() }
 type Bound struct {
 	h         npHandle
 	in        netpoll.Reader
-	ack       func(int) error // netpoll's own InputAck
+	ack       func(int) error         // netpoll's own InputAck
+	inputs    func([][]byte) [][]byte // netpoll's own Inputs
 	high, low int
+	// noInput makes the poller read nothing (Freeze): an event it took
+	// from epoll before the change of the connection's events would
+	// otherwise still be read.
+	noInput atomic.Bool
 
 	paused atomic.Bool
 	want   atomic.Int64 // bytes the consumer waits for, 0 when not waiting
 
-	mu   sync.Mutex
-	dead bool // under mu: the connection is closing
+	mu     sync.Mutex
+	dead   bool // under mu: the connection is closing
+	frozen bool // under mu: Freeze stopped reading until Thaw
 
 	// onInput runs on the poller after each read (SetOnInput); inInput
 	// is set while it runs.
@@ -64,6 +70,8 @@ func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 	}
 	rb.ack = h.op.InputAck
 	h.op.InputAck = rb.inputAck
+	rb.inputs = h.op.Inputs
+	h.op.Inputs = rb.inputBuffers
 	h.unlockOperator()
 	// Close callbacks run newest first: this one before netpoll's own,
 	// which closes the descriptor.
@@ -83,6 +91,15 @@ func (rb *Bound) inputAck(n int) error {
 		(*f)()
 	}
 	return err
+}
+
+// inputBuffers runs on the poller before each read: the buffers to read
+// into, none while frozen.
+func (rb *Bound) inputBuffers(vs [][]byte) [][]byte {
+	if rb.noInput.Load() {
+		return nil
+	}
+	return rb.inputs(vs)
 }
 
 // InInput reports whether the poller is running the connection's onInput
@@ -113,7 +130,7 @@ func (rb *Bound) pause() {
 func (rb *Bound) resume() {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
-	if rb.dead || !rb.paused.Load() {
+	if rb.dead || rb.frozen || !rb.paused.Load() {
 		return
 	}
 	_ = rb.h.setEvents(npReadEvents)
@@ -143,6 +160,52 @@ func (rb *Bound) closing(netpoll.Connection) error {
 	rb.dead = true
 	rb.mu.Unlock()
 	return nil
+}
+
+// Freeze stops netpoll from reading the connection until Thaw, whatever
+// the consumer does, and returns once the poller is not handling an
+// event of it: from then on the input buffer holds everything read from
+// the socket, and the rest waits in the kernel (for whoever reads the
+// descriptor next: a session handed to another process). Epoll stops
+// reporting input, and an input event the poller fetched before that,
+// still waiting in its batch, reads nothing. It reports false when the
+// connection is closing. Never on the poller goroutine (the wait would
+// be for itself); the connection's owner calls it.
+func (rb *Bound) Freeze() bool {
+	rb.mu.Lock()
+	if rb.dead || rb.frozen {
+		rb.mu.Unlock()
+		return false
+	}
+	rb.noInput.Store(true)
+	if err := rb.h.setEvents(npPausedEvents); err != nil {
+		rb.noInput.Store(false)
+		rb.mu.Unlock()
+		return false
+	}
+	rb.frozen = true
+	rb.paused.Store(true)
+	rb.mu.Unlock()
+	// A read the poller began before noInput may still be running: wait
+	// until its event is done.
+	if !rb.h.lockOperator() {
+		return false
+	}
+	rb.h.unlockOperator()
+	return true
+}
+
+// Thaw undoes Freeze: netpoll reads the connection again.
+func (rb *Bound) Thaw() {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	if rb.dead || !rb.frozen {
+		return
+	}
+	rb.frozen = false
+	rb.noInput.Store(false)
+	_ = rb.h.setEvents(npReadEvents)
+	rb.paused.Store(false)
 }
 
 // Paused says whether the connection is not being read now.

@@ -191,3 +191,60 @@ func TestOnInputRunsAfterEachRead(t *testing.T) {
 		_ = conn.Reader().Release()
 	}
 }
+
+// TestFreezeLeavesInputInKernel: bytes that arrive while a connection is
+// frozen stay in the kernel for whoever reads the descriptor next (a
+// process the session was handed to), and Thaw lets netpoll read again.
+func TestFreezeLeavesInputInKernel(t *testing.T) {
+	conn, peer := pair(t)
+	defer conn.Close()
+	defer unix.Close(peer)
+	rb, err := New(conn, 64<<10, 16<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := conn.Reader()
+	waitLen := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for r.Len() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d bytes buffered, want %d", r.Len(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, err := unix.Write(peer, []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	waitLen(3)
+	if !rb.Freeze() {
+		t.Fatal("Freeze failed")
+	}
+	if rb.Freeze() {
+		t.Fatal("a second Freeze succeeded")
+	}
+	if _, err := unix.Write(peer, []byte("def")); err != nil {
+		t.Fatal(err)
+	}
+	fds := []unix.PollFd{{Fd: int32(rb.FD()), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 10_000); err != nil || n != 1 {
+		t.Fatalf("poll: %d %v", n, err)
+	}
+	got := make([]byte, 16)
+	n, err := unix.Read(rb.FD(), got)
+	if err != nil || string(got[:n]) != "def" {
+		t.Fatalf("the kernel held %q (%v), want the bytes sent while frozen", got[:n], err)
+	}
+	if r.Len() != 3 {
+		t.Fatalf("netpoll read while frozen: %d bytes buffered", r.Len())
+	}
+	rb.Thaw()
+	if _, err := unix.Write(peer, []byte("ghi")); err != nil {
+		t.Fatal(err)
+	}
+	waitLen(6)
+	if b, _ := r.Next(6); string(b) != "abcghi" {
+		t.Fatalf("read %q after Thaw", b)
+	}
+}

@@ -1,0 +1,127 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// handoverLink is the socket sessions are handed over on: a unix
+// SOCK_SEQPACKET socket between an old obgate process and its hot-upgrade
+// child. Each offer is one message, a session's encoded state
+// (handoverState) with its descriptors attached (SCM_RIGHTS: the client's
+// connection, then its server sessions' in the state's order); each
+// answer is one message, "ok" or "no: reason". The old process sends, the
+// new one answers, one offer at a time.
+type handoverLink struct {
+	conn *net.UnixConn
+	mu   sync.Mutex // the old process: one offer at a time
+}
+
+// handoverAnswerTimeout bounds the wait for the new process's answer.
+// Without one in time the session is closed in the old process: the new
+// one may have taken it, and a session must never be served twice.
+const handoverAnswerTimeout = 5 * time.Second
+
+// maxHandoverFDs bounds the descriptors of one offer.
+const maxHandoverFDs = 64
+
+// errHandoverRefused wraps the new process's reason for not taking a
+// session: it stays with the old process, whose descriptors are intact.
+var errHandoverRefused = errors.New("the new process refused the session")
+
+// offer sends state with fds and returns the answer: nil when the new
+// process took the session, errHandoverRefused when it did not, another
+// error when nobody can tell (the socket failed).
+func (l *handoverLink) offer(state []byte, fds []int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.conn.SetDeadline(time.Now().Add(handoverAnswerTimeout))
+	if _, _, err := l.conn.WriteMsgUnix(state, unix.UnixRights(fds...), nil); err != nil {
+		// The message did not leave: the new process has nothing.
+		return fmt.Errorf("%w: %v", errHandoverRefused, err)
+	}
+	var buf [256]byte
+	n, _, _, _, err := l.conn.ReadMsgUnix(buf[:], nil)
+	if err != nil {
+		return fmt.Errorf("no answer from the new process: %w", err)
+	}
+	answer := string(buf[:n])
+	if answer == "ok" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", errHandoverRefused, strings.TrimPrefix(answer, "no: "))
+}
+
+// serve reads offers until the socket ends and answers each with what
+// take returns. take owns the descriptors it is given, whatever it
+// returns.
+func (l *handoverLink) serve(take func(state []byte, fds []int) error) error {
+	buf := make([]byte, maxHandoverState+1)
+	oob := make([]byte, unix.CmsgSpace(4*maxHandoverFDs))
+	for {
+		n, oobn, flags, _, err := l.conn.ReadMsgUnix(buf, oob)
+		if err != nil {
+			return err
+		}
+		fds, ferr := rightsOf(oob[:oobn])
+		switch {
+		case ferr != nil:
+			err = ferr
+		case flags&unix.MSG_CTRUNC != 0:
+			err = errors.New("too many descriptors")
+		case flags&unix.MSG_TRUNC != 0 || n > maxHandoverState:
+			err = errors.New("state too large")
+		}
+		if err != nil {
+			closeFDs(fds)
+		} else {
+			err = take(buf[:n], fds)
+		}
+		answer := "ok"
+		if err != nil {
+			answer = "no: " + err.Error()
+			if len(answer) > 250 {
+				answer = answer[:250]
+			}
+		}
+		if _, _, werr := l.conn.WriteMsgUnix([]byte(answer), nil, nil); werr != nil {
+			return werr
+		}
+	}
+}
+
+// rightsOf returns the descriptors of the SCM_RIGHTS messages in oob.
+func rightsOf(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			closeFDs(fds)
+			return nil, err
+		}
+		fds = append(fds, got...)
+	}
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		_ = unix.Close(fd)
+	}
+}
