@@ -1,0 +1,262 @@
+package reactor_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"golang.org/x/sys/unix"
+	"obgate/internal/testkit"
+)
+
+// handoverPair is the socket a hot upgrade hands sessions over on: a
+// SOCK_SEQPACKET pair, from, to.
+func handoverPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends [2]*net.UnixConn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "handover")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends[i] = c.(*net.UnixConn)
+		t.Cleanup(func() { ends[i].Close() })
+	}
+	return ends[0], ends[1]
+}
+
+// dialCounter counts the connections a pool opens.
+type dialCounter struct {
+	driver.Connector
+	n *atomic.Int64
+}
+
+func (c dialCounter) Connect(ctx context.Context) (driver.Conn, error) {
+	c.n.Add(1)
+	return c.Connector.Connect(ctx)
+}
+
+// handoverLoad runs writes and reads with parameters on a pool, some in
+// transactions, and counts what failed.
+type handoverLoad struct {
+	db    *sql.DB
+	dials atomic.Int64
+	ok    atomic.Int64
+	next  atomic.Int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  map[string]int
+}
+
+func startHandoverLoad(t *testing.T, p *testkit.Proxy, workers int) *handoverLoad {
+	t.Helper()
+	conn, err := mysql.NewConnector(driverConfig(p, "root", "", testDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &handoverLoad{stop: make(chan struct{}), errs: map[string]int{}}
+	l.db = sql.OpenDB(dialCounter{conn, &l.dials})
+	t.Cleanup(func() { l.db.Close() })
+	l.db.SetMaxOpenConns(workers)
+	l.db.SetMaxIdleConns(workers)
+	mustExec(t, l.db, "CREATE TABLE IF NOT EXISTS handover_ledger (id BIGINT PRIMARY KEY)")
+	mustExec(t, l.db, "DELETE FROM handover_ledger")
+	for range workers {
+		l.wg.Add(1)
+		go l.work()
+	}
+	return l
+}
+
+func (l *handoverLoad) work() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		id := l.next.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := l.op(ctx, id)
+		cancel()
+		if err != nil {
+			l.mu.Lock()
+			l.errs[err.Error()]++
+			l.mu.Unlock()
+			continue
+		}
+		l.ok.Add(1)
+	}
+}
+
+func (l *handoverLoad) op(ctx context.Context, id int64) error {
+	if id%3 == 0 {
+		tx, err := l.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO handover_ledger VALUES (?)", id); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	if _, err := l.db.ExecContext(ctx, "INSERT INTO handover_ledger VALUES (?)", id); err != nil {
+		return err
+	}
+	var n int
+	return l.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM handover_ledger WHERE id = ?", id).Scan(&n)
+}
+
+func (l *handoverLoad) waitOps(t *testing.T, n int64) {
+	t.Helper()
+	target := l.ok.Load() + n
+	waitFor(t, hangLimit, "load operations", func() bool { return l.ok.Load() >= target })
+}
+
+func (l *handoverLoad) finish() map[string]int {
+	close(l.stop)
+	l.wg.Wait()
+	return l.errs
+}
+
+// TestHandoverMovesSessionsBetweenServers: a server told to hand its
+// sessions over (HandOverSessions) and shut down gives every session of
+// a busy pool to another server at its next idle point, outside a
+// transaction; the clients see no error and open no connection, a
+// statement prepared before the move executes after it, and a user
+// variable on the server session is still there. In client_io_mode=net
+// nothing moves: the sessions drain as before.
+func TestHandoverMovesSessionsBetweenServers(t *testing.T) {
+	testkit.CheckLeaks(t)
+	from := startProxy(t, "netpoll")
+	to := startProxy(t, "netpoll")
+	load := startHandoverLoad(t, from, 6)
+	keep, err := load.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	if _, err := keep.ExecContext(context.Background(), "SET @kept = 'still here'"); err != nil {
+		t.Fatal(err)
+	}
+	stmt, err := keep.PrepareContext(context.Background(), "SELECT COUNT(*) FROM handover_ledger WHERE id <= ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
+
+	a, b := handoverPair(t)
+	adopted := make(chan error, 1)
+	go func() { adopted <- to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := from.Shutdown(ctx); err != nil {
+		t.Fatalf("the old server did not hand every session over: %v", err)
+	}
+	if n := to.Server.ClientCount(); n != 6 {
+		t.Errorf("the new server has %d sessions, want the pool's 6", n)
+	}
+	load.waitOps(t, 100)
+	var kept string
+	if err := keep.QueryRowContext(context.Background(), "SELECT @kept").Scan(&kept); err != nil || kept != "still here" {
+		t.Errorf("the user variable after the move: %q, %v", kept, err)
+	}
+	var n int
+	if err := stmt.QueryRow(1 << 40).Scan(&n); err != nil || n == 0 {
+		t.Errorf("the statement prepared before the move: %d, %v", n, err)
+	}
+	if errs := load.finish(); len(errs) != 0 {
+		t.Errorf("clients saw errors: %v", errs)
+	}
+	if d := load.dials.Load() - dials; d != 0 {
+		t.Errorf("the pool opened %d connections", d)
+	}
+	if sent, got := metricValue(t, from, `obgate_session_handovers_total{direction="sent"}`),
+		metricValue(t, to, `obgate_session_handovers_total{direction="adopted"}`); sent != 6 || got != 6 {
+		t.Errorf("%v sessions sent, %v adopted; want 6 and 6", sent, got)
+	}
+	a.Close()
+	if err := <-adopted; err == nil {
+		t.Error("AdoptSessions returned no error at the end of its socket")
+	}
+}
+
+// TestHandoverRefusedSessionsDrain: sessions the new server will not take
+// (it is shutting down) stay with the old one and go on serving without
+// an error; once quiet they drain there. The refusals are counted.
+func TestHandoverRefusedSessionsDrain(t *testing.T) {
+	from := startProxy(t, "netpoll")
+	to := startProxy(t, "netpoll")
+	load := startHandoverLoad(t, from, 3)
+	load.waitOps(t, 20)
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if err := to.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- from.Shutdown(ctx) }()
+	waitFor(t, hangLimit, "three refusals", func() bool {
+		return metricValue(t, to, `obgate_session_handovers_total{direction="refused"}`) >= 3
+	})
+	load.waitOps(t, 50) // still served by the old server
+	if errs := load.finish(); len(errs) != 0 {
+		t.Errorf("clients saw errors while their sessions were refused: %v", errs)
+	}
+	if err := <-drained; err != nil {
+		t.Fatalf("refused sessions did not drain: %v", err)
+	}
+	if sent := metricValue(t, from, `obgate_session_handovers_total{direction="sent"}`); sent != 0 {
+		t.Errorf("%v sessions counted as sent", sent)
+	}
+}
+
+// TestHandoverNetTransportDrains: client_io_mode=net sessions are not
+// handed over; they go on serving and drain as before.
+func TestHandoverNetTransportDrains(t *testing.T) {
+	from := startProxy(t, "net")
+	to := startProxy(t, "netpoll")
+	load := startHandoverLoad(t, from, 3)
+	load.waitOps(t, 20)
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- from.Shutdown(ctx) }()
+	load.waitOps(t, 50)
+	if errs := load.finish(); len(errs) != 0 {
+		t.Errorf("clients saw errors: %v", errs)
+	}
+	if err := <-drained; err != nil {
+		t.Fatalf("net sessions did not drain: %v", err)
+	}
+	if n := to.Server.ClientCount(); n != 0 {
+		t.Errorf("%d net sessions moved", n)
+	}
+}
