@@ -64,7 +64,12 @@ type handoverLoad struct {
 
 func startHandoverLoad(t *testing.T, p *testkit.Proxy, workers int) *handoverLoad {
 	t.Helper()
-	conn, err := mysql.NewConnector(driverConfig(p, "root", "", testDB))
+	return startHandoverLoadAs(t, driverConfig(p, "root", "", testDB), workers)
+}
+
+func startHandoverLoadAs(t *testing.T, c *mysql.Config, workers int) *handoverLoad {
+	t.Helper()
+	conn, err := mysql.NewConnector(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,5 +263,64 @@ func TestHandoverNetTransportDrains(t *testing.T) {
 	}
 	if n := to.Server.ClientCount(); n != 0 {
 		t.Errorf("%d net sessions moved", n)
+	}
+}
+
+// TestHandoverOceanBaseSessions: in OceanBase mode the client connection
+// moves and the new server opens its own server sessions, replaying the
+// session's variables and database there: a busy pool moves with no
+// error and no new connection, and a user variable, a system variable and
+// a prepared statement of a session survive the move.
+func TestHandoverOceanBaseSessions(t *testing.T) {
+	c := startOBSim(t)
+	from := startOBProxy(t, c, "netpoll")
+	to := startOBProxy(t, c, "netpoll")
+	load := startHandoverLoadAs(t, obDriverConfig(from, obFullUser, obDB), 4)
+	keep, err := load.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	ctx := context.Background()
+	for _, q := range []string{"SET @kept = 'still here'", "SET SESSION ob_query_timeout = 7000000"} {
+		if _, err := keep.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stmt, err := keep.PrepareContext(ctx, "SELECT COUNT(*) FROM handover_ledger WHERE id <= ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
+
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := from.Shutdown(sctx); err != nil {
+		t.Fatalf("the old server did not hand every session over: %v", err)
+	}
+	if n := to.Server.ClientCount(); n != 4 {
+		t.Errorf("the new server has %d sessions, want the pool's 4", n)
+	}
+	load.waitOps(t, 100)
+	var kept string
+	var timeout int64
+	if err := keep.QueryRowContext(ctx, "SELECT @kept, @@ob_query_timeout").Scan(&kept, &timeout); err != nil ||
+		kept != "still here" || timeout != 7000000 {
+		t.Errorf("the variables after the move: %q, %d, %v", kept, timeout, err)
+	}
+	var n int
+	if err := stmt.QueryRow(1 << 40).Scan(&n); err != nil || n == 0 {
+		t.Errorf("the statement prepared before the move: %d, %v", n, err)
+	}
+	if errs := load.finish(); len(errs) != 0 {
+		t.Errorf("clients saw errors: %v", errs)
+	}
+	if d := load.dials.Load() - dials; d != 0 {
+		t.Errorf("the pool opened %d connections", d)
 	}
 }

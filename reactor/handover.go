@@ -20,16 +20,23 @@ import (
 // variables, temporary tables, prepared statements) and its connection id
 // stay as they were; only the process reading the sockets changes.
 //
-// Which sessions move: mysql routing mode sessions the poller drives
-// (plain TCP clients on netpoll, with a plain server session on netpoll),
-// outside a transaction, with nothing unread on either connection. A
-// session inside a transaction moves once it ends; one with a command
-// running moves at the command's end (afterCommand), before its next one
-// is read. The rest drain as before: TLS clients (Go cannot export a TLS
-// connection's state), client_io_mode=net, TLS or compressed server
-// sessions, administrator sessions, OceanBase routing mode, and any
-// session the new process refused: they finish, then close at their next
-// idle point.
+// Which sessions move: sessions the poller drives (plain TCP clients on
+// netpoll), outside a transaction, with nothing unread from the client.
+// In mysql routing mode the server session moves with the client (a
+// plain one on netpoll, nothing unread on it). In OceanBase mode only the
+// client connection moves, with the login and the session variables
+// obgate keeps for every server session it opens: the new process opens
+// its own server sessions and replays the variables and the database on
+// them, as it does when a statement goes to another server; so a session
+// that holds state obgate cannot replay (temporary tables, user locks, a
+// SET TRANSACTION, long data or an open cursor) or speaks OB 2.0 with the
+// client does not move. A session inside a transaction moves once it
+// ends; one with a command running moves at the command's end
+// (afterCommand), before its next one is read. The rest drain as before:
+// TLS clients (Go cannot export a TLS connection's state),
+// client_io_mode=net, TLS or compressed server sessions in mysql mode,
+// administrator sessions, and any session the new process refused: they
+// finish, then close at their next idle point.
 //
 // The moment of the move: the session's owner (the goroutine that took it
 // from StateIdle to StateCommand, so no command can start) stops netpoll
@@ -73,20 +80,33 @@ func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 // handoverKind reports whether the session is of a kind that moves in a
 // hand-over (see above); any goroutine.
 func (s *Session) handoverKind() bool {
-	return s.my != nil && !s.admin && s.drv.hooked && !s.handoverFailed.Load() && s.loggedIn.Load()
+	return !s.admin && s.drv.hooked && !s.handoverFailed.Load() && s.loggedIn.Load() && s.clientOBCaps == 0
 }
 
 // handoverReady reports whether the session may move now; its owner
 // calls it.
 func (s *Session) handoverReady() bool {
-	be := s.backend
 	if !s.handoverKind() || s.inTrans.Load() || s.txnBroken || s.closeReq.Load() != closeNone ||
-		be == nil || be.serverLost() || be.tls || be.comp != nil || be.ob20 != nil ||
-		s.st.kept != nil || s.my.move.closedOnPurpose.Load() || s.drv.clientNP.rb == nil {
+		s.st.kept != nil || s.drv.clientNP.rb == nil || s.drv.clientNP.Buffered() != 0 {
+		return false
+	}
+	if o := s.ob; o != nil {
+		if o.cluster == nil || o.pinned || o.trxSpecified || o.heldBegin != nil || o.serverInTrans() {
+			return false
+		}
+		for _, p := range s.stmts.byID {
+			if p.home != nil {
+				return false
+			}
+		}
+		return true
+	}
+	be := s.backend
+	if be == nil || be.serverLost() || be.tls || be.comp != nil || be.ob20 != nil || s.my.move.closedOnPurpose.Load() {
 		return false
 	}
 	np, ok := be.conn.(*npServerConn)
-	return ok && s.drv.clientNP.Buffered() == 0 && np.buffered() == 0
+	return ok && np.buffered() == 0
 }
 
 // handOverAtIdle is afterCommand's look at a pending hand-over, where
@@ -152,25 +172,32 @@ func (s *Session) handOverOwned(h *handover) {
 // moves later.
 var errHandoverNotNow = errors.New("session not at an idle point")
 
-// sendTo offers the session on link. Both connections are frozen for the
-// offer and thawed again unless it was taken; the session's owner calls
-// it.
+// sendTo offers the session on link. The connections that move are
+// frozen for the offer and thawed again unless it was taken; the
+// session's owner calls it.
 func (s *Session) sendTo(link *handoverLink) error {
-	be := s.backend
 	client := s.drv.clientNP
-	server := be.conn.(*npServerConn)
 	if !client.rb.Freeze() {
 		return errHandoverNotNow
 	}
-	if !server.rb.Freeze() {
-		client.rb.Thaw()
-		return errHandoverNotNow
+	fds := []int{client.rb.FD()}
+	thaw := client.rb.Thaw
+	idle := client.Buffered() == 0 && client.conn.IsActive()
+	if s.my != nil {
+		be := s.backend
+		server := be.conn.(*npServerConn)
+		if !server.rb.Freeze() {
+			client.rb.Thaw()
+			return errHandoverNotNow
+		}
+		thaw = func() {
+			server.rb.Thaw()
+			client.rb.Thaw()
+		}
+		fds = append(fds, server.fd)
+		idle = idle && server.buffered() == 0 && server.IsActive() && !be.serverLost()
 	}
-	thaw := func() {
-		server.rb.Thaw()
-		client.rb.Thaw()
-	}
-	if client.Buffered() > 0 || server.buffered() > 0 || !client.conn.IsActive() || !server.IsActive() || be.serverLost() {
+	if !idle {
 		thaw()
 		return errHandoverNotNow
 	}
@@ -179,7 +206,7 @@ func (s *Session) sendTo(link *handoverLink) error {
 		thaw()
 		return fmt.Errorf("%w: its state takes %d bytes, more than %d", errHandoverRefused, len(state), maxHandoverState)
 	}
-	err := link.offer(state, []int{client.rb.FD(), server.fd})
+	err := link.offer(state, fds)
 	if errors.Is(err, errHandoverRefused) {
 		thaw()
 	}
@@ -221,6 +248,11 @@ func (s *Session) handoverState() *handoverState {
 		h.Stmts = append(h.Stmts, handoverStmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
 			Types: p.types, Home: p.home != nil && p.home == be})
 	}
+	if o := s.ob; o != nil {
+		h.Mode = handoverModeOB
+		h.OB = o.handoverState()
+		return h
+	}
 	sv := handoverServer{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
 	for client, st := range be.stmts {
 		sv.Stmts = append(sv.Stmts, handoverServerStmt{Client: client, Server: st.id, Bound: st.bound})
@@ -234,9 +266,10 @@ func (s *Session) handoverState() *handoverState {
 }
 
 // adopt makes a session of this process from a hand-over: the state and
-// the descriptors of its client connection and server session, which it
-// owns whatever it returns. On success the session serves here.
-func (srv *Server) adopt(raw []byte, fds []int) (err error) {
+// the descriptors of its client connection and (mysql mode) its server
+// session, which it owns whatever it returns. On success the session
+// serves here.
+func (srv *Server) adopt(raw []byte, fds []int) error {
 	files := make([]*os.File, len(fds))
 	for i, fd := range fds {
 		files[i] = os.NewFile(uintptr(fd), "handover")
@@ -251,51 +284,56 @@ func (srv *Server) adopt(raw []byte, fds []int) (err error) {
 		return err
 	}
 	cfg := srv.cfg.Load()
+	wantMode, servers := byte(handoverModeMySQL), 1
+	if cfg.ServerRoutingMode != "mysql" {
+		wantMode, servers = handoverModeOB, 0
+	}
 	switch {
 	case srv.draining.Load():
 		return errors.New("this process is shutting down")
-	case h.Mode != handoverModeMySQL || cfg.ServerRoutingMode != "mysql":
-		return fmt.Errorf("a session of routing mode %q; this process runs %s", h.Mode, cfg.ServerRoutingMode)
-	case len(h.Servers) != 1 || len(fds) != 2:
-		return fmt.Errorf("%d server sessions and %d descriptors; want 1 and 2", len(h.Servers), len(fds))
+	case h.Mode != wantMode:
+		return fmt.Errorf("a session of another routing mode (%q); this process runs %s", h.Mode, cfg.ServerRoutingMode)
+	case len(h.Servers) != servers || len(fds) != 1+servers:
+		return fmt.Errorf("%d server sessions and %d descriptors; want %d and %d", len(h.Servers), len(fds), servers, 1+servers)
+	case h.Mode == handoverModeOB && h.OB == nil:
+		return errors.New("an OceanBase-mode session without its login")
+	case h.Mode == handoverModeOB && srv.clusters == nil:
+		return errors.New("no cluster is served here")
 	case srv.poller == nil || !srv.poller.serverConns:
 		return errors.New("this process does not run sessions on netpoll")
 	}
-	clientConn, err := net.FileConn(files[0])
+	if h.Mode == handoverModeOB {
+		if _, ok := srv.clusters.Get(h.OB.Cluster); !ok {
+			return fmt.Errorf("cluster %q is not served here", h.OB.Cluster)
+		}
+	}
+	ctc, err := tcpFromFile(files[0])
 	if err != nil {
 		return fmt.Errorf("client descriptor: %w", err)
 	}
-	ctc, ok := clientConn.(*net.TCPConn)
-	if !ok {
-		clientConn.Close()
-		return errors.New("the client descriptor is not a TCP socket")
-	}
-	srvConn, err := net.FileConn(files[1])
-	if err != nil {
-		ctc.Close()
-		return fmt.Errorf("server descriptor: %w", err)
-	}
-	stc, ok := srvConn.(*net.TCPConn)
-	if !ok {
-		ctc.Close()
-		srvConn.Close()
-		return errors.New("the server descriptor is not a TCP socket")
-	}
-	np, err := attachServerNetpoll(stc)
-	if err != nil {
-		ctc.Close()
-		stc.Close()
-		return fmt.Errorf("server connection onto netpoll: %w", err)
+	var np *npServerConn
+	if servers == 1 {
+		stc, err := tcpFromFile(files[1])
+		if err == nil {
+			if np, err = attachServerNetpoll(stc); err != nil {
+				stc.Close()
+			}
+		}
+		if err != nil {
+			ctc.Close()
+			return fmt.Errorf("server descriptor: %w", err)
+		}
 	}
 
-	s := &Session{srv: srv, id: h.SessionID}
-	if _, taken := srv.sessions.LoadOrStore(s.id, s); taken {
+	if _, taken := srv.sessions.Load(h.SessionID); taken {
 		ctc.Close()
-		np.Close()
-		return fmt.Errorf("connection id %d is in use here", s.id)
+		if np != nil {
+			np.Close()
+		}
+		return fmt.Errorf("connection id %d is in use here", h.SessionID)
 	}
-	srv.active.Add(1)
-	srv.clients.Add(1)
+	// Built before other goroutines can see it (the registration last).
+	s := &Session{srv: srv, id: h.SessionID}
 	s.connectedAt, s.rawConn = time.Unix(0, h.ConnectedAt), ctc
 	s.setSide(cfg)
 	s.st.s, s.drv.s = s, s
@@ -311,27 +349,29 @@ func (srv *Server) adopt(raw []byte, fds []int) (err error) {
 	s.stmtCount.Store(h.StmtCount)
 	s.bytesIn, s.bytesOut = int64(h.BytesIn), int64(h.BytesOut)
 
-	sv := h.Servers[0]
-	be := &serverConn{conn: np, sock: np, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
-	be.lastUsed.Store(sv.LastUsed)
-	be.health = srv.health.Entry(nil, sv.Addr)
-	for _, m := range sv.Stmts {
-		be.stmtSet(m.Client, m.Server)
-		if m.Bound {
-			be.stmtBound(m.Client)
+	var be *serverConn
+	if np != nil {
+		sv := h.Servers[0]
+		be = &serverConn{conn: np, sock: np, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
+		be.lastUsed.Store(sv.LastUsed)
+		be.health = srv.health.Entry(nil, sv.Addr)
+		for _, m := range sv.Stmts {
+			be.stmtSet(m.Client, m.Server)
+			if m.Bound {
+				be.stmtBound(m.Client)
+			}
 		}
+		srv.servers.add(be, s)
+		s.sharedBackend.Store(be)
+		s.backend = be
+		s.backendAddr, s.backendID = be.addr, be.threadID
 	}
-	srv.servers.add(be, s)
-	s.sharedBackend.Store(be)
-	s.backend = be
-	s.backendAddr, s.backendID = be.addr, be.threadID
-
 	s.stmts.last = h.StmtLast
 	for _, st := range h.Stmts {
 		p := &prepared{sql: st.SQL, params: st.Params, columns: st.Columns, types: st.Types}
 		p.facts = route.Lex(p.sql)
 		p.kind = p.facts.Kind
-		if st.Home {
+		if st.Home && be != nil {
 			p.home = be
 		}
 		if s.stmts.byID == nil {
@@ -339,22 +379,114 @@ func (srv *Server) adopt(raw []byte, fds []int) (err error) {
 		}
 		s.stmts.byID[st.ID] = p
 	}
-	if mv := h.Move; mv != nil {
-		resp, perr := mysqlproto.ParseHandshakeResponse(mv.Login)
-		if perr == nil {
+	if s.ob != nil {
+		err = s.ob.adoptOB(h.OB)
+	} else if mv := h.Move; mv != nil {
+		if resp, perr := mysqlproto.ParseHandshakeResponse(mv.Login); perr == nil {
 			s.my.move.scramble, s.my.move.resp, s.my.move.stage1 = mv.Scramble, resp, mv.Stage1
 			s.my.move.caps, s.my.move.stateful = mysqlproto.Capability(mv.Caps), mv.Stateful
 		}
 	}
-	s.side.commandDone() // publishes whether it may move
+	s.side.commandDone() // publishes what the server watch reads
 	s.loggedIn.Store(true)
+	if err == nil {
+		if _, taken := srv.sessions.LoadOrStore(s.id, s); taken {
+			err = fmt.Errorf("connection id %d is in use here", s.id)
+		}
+	}
+	if err != nil {
+		if be != nil {
+			be.close()
+		}
+		ctc.Close()
+		return err
+	}
+	srv.active.Add(1)
+	srv.clients.Add(1)
 	srv.metrics.handoverAdopted.Inc()
-	srv.log.Debug("session adopted from the old process", "session", s.id, "client", s.clientAddr, "server", be.addr)
+	srv.log.Debug("session adopted from the old process", "session", s.id, "client", s.clientAddr)
 	srv.wg.Add(1)
 	go func() {
 		defer srv.wg.Done()
 		defer s.containPanic(panicLogin)
 		s.drv.serveTransport()
 	}()
+	return nil
+}
+
+// tcpFromFile makes a TCP connection of a descriptor (a duplicate; f
+// stays open).
+func tcpFromFile(f *os.File) (*net.TCPConn, error) {
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return nil, errors.New("not a TCP socket")
+	}
+	return tc, nil
+}
+
+// handoverState is the OceanBase-mode part of the session's state; the
+// session's owner calls it.
+func (o *obSession) handoverState() *handoverOB {
+	s := o.s
+	v := &o.vars
+	h := &handoverOB{
+		Cluster: s.identity.Cluster, Tenant: o.tenant, IdentityUser: s.identity.User, ClusterID: s.identity.ClusterID,
+		Login: o.clientLogin.Append(nil), Scramble: o.scramble, DB: v.db,
+		MultiStmtSet: v.multiStmtVer != 0, MultiStmt: v.multiStmt,
+	}
+	for _, e := range v.sys {
+		h.Sys = append(h.Sys, handoverVar{e.name, e.value})
+	}
+	for _, e := range v.user {
+		h.User = append(h.User, handoverVar{e.name, e.value})
+	}
+	for i := range numHot {
+		if v.hotSet[i] {
+			h.Hot = append(h.Hot, handoverHot{uint8(i), v.hot[i]})
+		}
+	}
+	return h
+}
+
+// adoptOB gives an adopted OceanBase-mode session its login and
+// variables; its server sessions are opened when its statements need
+// them.
+func (o *obSession) adoptOB(h *handoverOB) error {
+	s := o.s
+	cluster, ok := s.srv.clusters.Get(h.Cluster)
+	if !ok {
+		return fmt.Errorf("cluster %q is not served here", h.Cluster)
+	}
+	login, err := mysqlproto.ParseHandshakeResponse(h.Login)
+	if err != nil {
+		return fmt.Errorf("the client's login: %w", err)
+	}
+	s.identity = route.Identity{User: h.IdentityUser, Tenant: h.Tenant, Cluster: h.Cluster, ClusterID: h.ClusterID}
+	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, h.Tenant, login, h.Scramble
+	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
+	o.feedback = o.onFeedback
+	s.tmCluster, s.tmTenant, s.tm = h.Cluster, h.Tenant, nil
+	if h.DB != "" {
+		o.vars.setDB(h.DB)
+	}
+	for _, e := range h.Sys {
+		o.vars.setSys([]byte(e.Name), []byte(e.Value))
+	}
+	for _, e := range h.User {
+		o.vars.setUser(e.Name, e.Value)
+	}
+	for _, hv := range h.Hot {
+		o.vars.setSys([]byte(hotNames[hv.Index]), []byte(hv.Value))
+	}
+	if h.MultiStmtSet {
+		o.vars.setMultiStatements(h.MultiStmt)
+	}
+	o.updateWaitTimeout()
+	o.publishOB()
 	return nil
 }

@@ -41,6 +41,32 @@ type handoverState struct {
 	// Move is what mysql routing mode keeps to log the client in on
 	// another server (moveLogin); nil when the session cannot move.
 	Move *handoverMove
+	// OB is an OceanBase-mode session's login and session state, which
+	// the new process replays on the server sessions it opens.
+	OB *handoverOB
+}
+
+// handoverOB is an OceanBase-mode session's login and variables.
+type handoverOB struct {
+	Cluster, Tenant, IdentityUser string
+	ClusterID                     int64
+	Login                         []byte // the client's login, replayed on new server sessions
+	Scramble                      []byte
+	DB                            string
+	Sys, User                     []handoverVar // user values are SQL literals
+	Hot                           []handoverHot
+	// MultiStmtSet says the client chose MULTI_STATEMENTS with
+	// COM_SET_OPTION, MultiStmt what it chose.
+	MultiStmtSet, MultiStmt bool
+}
+
+// handoverVar is a session variable.
+type handoverVar struct{ Name, Value string }
+
+// handoverHot is a hot variable (sessvars.go) by its index.
+type handoverHot struct {
+	Index uint8
+	Value string
 }
 
 // handoverStmt is one of the client's prepared statements.
@@ -79,8 +105,10 @@ type handoverMove struct {
 const (
 	handoverMagic   = "OBGS"
 	handoverVersion = 1
-	// handoverModeMySQL is a mysql routing mode session.
+	// handoverModeMySQL is a mysql routing mode session,
+	// handoverModeOB an OceanBase one.
 	handoverModeMySQL = 'm'
+	handoverModeOB    = 'o'
 	// handoverOptional marks a tag a reader may skip.
 	handoverOptional = 0x8000
 	// maxHandoverState bounds an encoded state: one message on the
@@ -102,6 +130,7 @@ const (
 	tagStmt        = 10
 	tagServer      = 11
 	tagMove        = 12
+	tagOB          = 13
 
 	tagTransCount = handoverOptional | 1
 	tagStmtCount  = handoverOptional | 2
@@ -129,6 +158,22 @@ const (
 	tagMoveStage1   = 3
 	tagMoveCaps     = 4
 	tagMoveStateful = 5
+
+	// In an OceanBase record.
+	tagOBCluster   = 1
+	tagOBTenant    = 2
+	tagOBUser      = 3
+	tagOBClusterID = 4
+	tagOBLogin     = 5
+	tagOBScramble  = 6
+	tagOBDB        = 7
+	tagOBSysVar    = 8  // a record: tagVarName, tagVarValue
+	tagOBUserVar   = 9  // a record: tagVarName, tagVarValue
+	tagOBHot       = 10 // index:1 | value
+	tagOBMultiStmt = 11 // on:1
+
+	tagVarName  = 1
+	tagVarValue = 2
 )
 
 // fieldWriter appends fields to b.
@@ -210,6 +255,38 @@ func (h *handoverState) encode() []byte {
 			r.bytes(tagMoveStage1, mv.Stage1)
 			r.u64(tagMoveCaps, mv.Caps)
 			r.flag(tagMoveStateful, mv.Stateful)
+		})
+	}
+	if ob := h.OB; ob != nil {
+		w.record(tagOB, func(r *fieldWriter) {
+			r.str(tagOBCluster, ob.Cluster)
+			r.str(tagOBTenant, ob.Tenant)
+			r.str(tagOBUser, ob.IdentityUser)
+			r.u64(tagOBClusterID, uint64(ob.ClusterID))
+			r.bytes(tagOBLogin, ob.Login)
+			r.bytes(tagOBScramble, ob.Scramble)
+			r.str(tagOBDB, ob.DB)
+			for _, list := range []struct {
+				tag  uint16
+				vars []handoverVar
+			}{{tagOBSysVar, ob.Sys}, {tagOBUserVar, ob.User}} {
+				for _, v := range list.vars {
+					r.record(list.tag, func(vr *fieldWriter) {
+						vr.str(tagVarName, v.Name)
+						vr.str(tagVarValue, v.Value)
+					})
+				}
+			}
+			for _, hv := range ob.Hot {
+				r.bytes(tagOBHot, append([]byte{hv.Index}, hv.Value...))
+			}
+			if ob.MultiStmtSet {
+				on := byte(0)
+				if ob.MultiStmt {
+					on = 1
+				}
+				r.bytes(tagOBMultiStmt, []byte{on})
+			}
 		})
 	}
 	return w.b
@@ -335,6 +412,9 @@ func decodeHandoverState(b []byte) (*handoverState, error) {
 		case tagMove:
 			h.Move = &handoverMove{}
 			err = decodeMove(v, h.Move)
+		case tagOB:
+			h.OB = &handoverOB{}
+			err = decodeOB(v, h.OB)
 		default:
 			return false, nil
 		}
@@ -416,6 +496,59 @@ func decodeMove(b []byte, mv *handoverMove) error {
 			mv.Caps, err = fieldU64(tag, v)
 		case tagMoveStateful:
 			mv.Stateful, err = fieldFlag(tag, v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+func decodeOB(b []byte, ob *handoverOB) error {
+	return eachField(b, func(tag uint16, v []byte) (bool, error) {
+		var err error
+		switch tag {
+		case tagOBCluster:
+			ob.Cluster = string(v)
+		case tagOBTenant:
+			ob.Tenant = string(v)
+		case tagOBUser:
+			ob.IdentityUser = string(v)
+		case tagOBClusterID:
+			var x uint64
+			x, err = fieldU64(tag, v)
+			ob.ClusterID = int64(x)
+		case tagOBLogin:
+			ob.Login = append([]byte{}, v...)
+		case tagOBScramble:
+			ob.Scramble = append([]byte{}, v...)
+		case tagOBDB:
+			ob.DB = string(v)
+		case tagOBSysVar, tagOBUserVar:
+			var hv handoverVar
+			err = eachField(v, func(tag uint16, v []byte) (bool, error) {
+				switch tag {
+				case tagVarName:
+					hv.Name = string(v)
+				case tagVarValue:
+					hv.Value = string(v)
+				default:
+					return false, nil
+				}
+				return true, nil
+			})
+			if tag == tagOBSysVar {
+				ob.Sys = append(ob.Sys, hv)
+			} else {
+				ob.User = append(ob.User, hv)
+			}
+		case tagOBHot:
+			if len(v) < 1 || v[0] >= uint8(numHot) {
+				return true, fmt.Errorf("%w: hot variable", errHandoverState)
+			}
+			ob.Hot = append(ob.Hot, handoverHot{Index: v[0], Value: string(v[1:])})
+		case tagOBMultiStmt:
+			ob.MultiStmtSet = true
+			ob.MultiStmt, err = fieldFlag(tag, v)
 		default:
 			return false, nil
 		}

@@ -21,6 +21,11 @@ func sampleHandoverState() *handoverState {
 			Stmts: []handoverServerStmt{{Client: 11, Server: 3, Bound: true}, {Client: 12, Server: 4}}}},
 		Move: &handoverMove{Scramble: []byte("01234567890123456789"), Login: []byte{1, 2, 3}, Stage1: []byte{},
 			Caps: 0xa685, Stateful: true},
+		OB: &handoverOB{Cluster: "c1", Tenant: "t1", IdentityUser: "app", ClusterID: -1, Login: []byte{4, 5},
+			Scramble: []byte("aaaaaaaabbbbbbbbbbbb"), DB: "shop",
+			Sys:  []handoverVar{{"sql_mode", "STRICT_TRANS_TABLES"}, {"time_zone", "+08:00"}},
+			User: []handoverVar{{"proxy_route_policy", "'follower_first'"}},
+			Hot:  []handoverHot{{0, "1"}, {1, "10000000"}}, MultiStmtSet: true, MultiStmt: true},
 	}
 }
 
@@ -127,6 +132,15 @@ func normalizedState(h *handoverState) *handoverState {
 			}
 		}
 		c.Move = &m
+	}
+	if h.OB != nil {
+		o := *h.OB
+		for _, b := range []*[]byte{&o.Login, &o.Scramble} {
+			if len(*b) == 0 {
+				*b = nil
+			}
+		}
+		c.OB = &o
 	}
 	return &c
 }
