@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"obgate/mysqlproto"
+	"obgate/tools/obsim"
 )
 
 // buildVersion builds obgate with main.version set to version into dir.
@@ -191,8 +192,14 @@ type appLoad struct {
 
 func startAppLoad(t *testing.T, addr, table string, workers int) *appLoad {
 	t.Helper()
+	return startAppLoadAs(t, addr, "root", "", table, workers)
+}
+
+// startAppLoadAs is startAppLoad logged in as user with password.
+func startAppLoadAs(t *testing.T, addr, user, password, table string, workers int) *appLoad {
+	t.Helper()
 	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = "root", "tcp", addr, "test"
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = user, password, "tcp", addr, "test"
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
 	c.Logger = &mysql.NopLogger{}
 	conn, err := mysql.NewConnector(c)
@@ -320,17 +327,24 @@ func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
 
 // sessionMarker is a client session that left state on its server (a
 // user variable): while it is handed over from process to process it
-// keeps its connection, its connection id and its server session.
+// keeps its connection, its connection id and the variable, and in mysql
+// routing mode its server session (sameServer).
 type sessionMarker struct {
-	c        *mysqlproto.Client
-	serverID string
+	c          *mysqlproto.Client
+	serverID   string
+	sameServer bool
 }
 
 func newSessionMarker(t *testing.T, addr string) *sessionMarker {
 	t.Helper()
+	return newSessionMarkerAs(t, addr, mysqlproto.ClientOptions{User: "root"}, true)
+}
+
+func newSessionMarkerAs(t *testing.T, addr string, login mysqlproto.ClientOptions, sameServer bool) *sessionMarker {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := mysqlproto.Dial(ctx, addr, mysqlproto.ClientOptions{User: "root"})
+	c, err := mysqlproto.Dial(ctx, addr, login)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +352,7 @@ func newSessionMarker(t *testing.T, addr string) *sessionMarker {
 	if _, err := c.Exec("SET @marker = 'handed over'"); err != nil {
 		t.Fatal(err)
 	}
-	m := &sessionMarker{c: c}
+	m := &sessionMarker{c: c, sameServer: sameServer}
 	m.serverID, _ = m.look(t)
 	return m
 }
@@ -357,7 +371,7 @@ func (m *sessionMarker) look(t *testing.T) (string, string) {
 func (m *sessionMarker) check(t *testing.T, when string) {
 	t.Helper()
 	id, v := m.look(t)
-	if id != m.serverID || v != "handed over" {
+	if (m.sameServer && id != m.serverID) || v != "handed over" {
 		t.Errorf("%s: the marker session has server connection %s and @marker %q; want %s and its value", when, id, v, m.serverID)
 	}
 }
@@ -606,5 +620,98 @@ func TestHotUpgradeChildFails(t *testing.T) {
 	load.finish(t, direct, 0)
 	if code := p.stop(30 * time.Second); code != 0 {
 		t.Errorf("obgate exited with %d", code)
+	}
+}
+
+// TestHotUpgradeOceanBaseChain: in OceanBase routing mode, three SIGUSR2
+// upgrades in a row, each to another build, under the application load:
+// the client connections move (the new process opens its own server
+// sessions and replays the session state there), no client sees an error
+// or opens a connection, a user variable survives, and the newest
+// process serves every session.
+func TestHotUpgradeOceanBaseChain(t *testing.T) {
+	direct := directTestDB(t, "ob_usr2_ledger")
+	dir := t.TempDir()
+	builds := []string{buildVersion(t, dir, "obchain-1"), buildVersion(t, dir, "obchain-2"), buildVersion(t, dir, "obchain-3")}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cl, err := obsim.Start(ctx, obsim.Config{
+		Topology: &obsim.Topology{
+			Cluster: "upg", ClusterID: 9,
+			Zones:   []obsim.Zone{{Name: "zone1", Region: "r1"}, {Name: "zone2", Region: "r1"}},
+			Tenants: []obsim.Tenant{{Name: "sys"}, {Name: "app", PrimaryZone: "RANDOM"}},
+			Users:   []obsim.User{{Name: "u", Password: "u-Secret7"}},
+		},
+		MariaDBDSN: mariaDB(t).DSN("root", "", ""),
+	})
+	if err != nil {
+		t.Fatalf("start obsim: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cl.Close(); err != nil {
+			t.Errorf("obsim close: %v", err)
+		}
+	})
+	exe := filepath.Join(dir, "obgate")
+	copyFile(t, obgateBin, exe)
+	p := newObgateProc(t, "")
+	p.bin = exe
+	p.args = []string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport), "-r", cl.RSList(), "-c", cl.Name(),
+		"-o", "log_dir=" + filepath.Join(p.confDir, "log"), "-o", "hot_upgrade_exit_timeout=10s", "--config-dir", p.confDir}
+	p.spawn(nil)
+	const user, password = "u@app#upg", "u-Secret7"
+	waitLogin(t, p, mysqlproto.ClientOptions{User: user, Password: password})
+	load := startAppLoadAs(t, p.addr(), user, password, "ob_usr2_ledger", 16)
+	marker := newSessionMarkerAs(t, p.addr(), mysqlproto.ClientOptions{User: user, Password: password}, false)
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
+	pid := p.pid()
+	for i, b := range builds {
+		if err := os.Rename(b, exe); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, pid, 60*time.Second)
+		info := upgradeInfo(t, p.addr())
+		m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(info)
+		if m == nil {
+			t.Fatalf("no pid in %s", info)
+		}
+		pid, _ = strconv.Atoi(m[1])
+		killLater(t, pid)
+		load.waitOps(t, 100)
+		marker.check(t, fmt.Sprintf("upgrade %d", i+1))
+	}
+	if n := load.dials.Load() - dials; n != 0 {
+		t.Errorf("the pool opened %d connections during three upgrades; its sessions should have been handed over", n)
+	}
+	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] || len(ids) < 17 {
+		t.Errorf("the newest process serves sessions %v; want the marker %d and the pool's 16", ids, marker.c.ConnectionID())
+	}
+	load.finish(t, direct, 0)
+	marker.c.Close()
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid, 30*time.Second)
+}
+
+// waitLogin waits until a login through p works (an OceanBase-mode
+// obgate serves once it loaded its cluster).
+func waitLogin(t *testing.T, p *obgateProc, login mysqlproto.ClientOptions) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := mysqlproto.Dial(ctx, p.addr(), login)
+		cancel()
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no login through obgate within 30s: %v\n%s", err, tail(p.log(), 20))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
