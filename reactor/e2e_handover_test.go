@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"database/sql/driver"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"golang.org/x/sys/unix"
 	"obgate/internal/testkit"
+	"obgate/mysqlproto"
 )
 
 // handoverPair is the socket a hot upgrade hands sessions over on: a
@@ -322,5 +324,48 @@ func TestHandoverOceanBaseSessions(t *testing.T) {
 	}
 	if d := load.dials.Load() - dials; d != 0 {
 		t.Errorf("the pool opened %d connections", d)
+	}
+}
+
+// TestHandoverTLSClientsDrain: a TLS client's session cannot move (Go
+// cannot export a TLS connection's state): in a hand-over it is closed
+// at its idle point with the ERR 1053 a MySQL server shutting down
+// sends, while a plain client of the same server moves and goes on.
+func TestHandoverTLSClientsDrain(t *testing.T) {
+	certFile, keyFile, err := testkit.WriteSelfSignedCert(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsKV := []string{"client_ssl_cert_file", certFile, "client_ssl_key_file", keyFile, "enable_client_ssl", "true"}
+	from := startProxy(t, "netpoll", tlsKV...)
+	to := startProxy(t, "netpoll", tlsKV...)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	secure, err := mysqlproto.Dial(ctx, from.Addr, mysqlproto.ClientOptions{User: "root", Database: testDB,
+		TLS: &tls.Config{InsecureSkipVerify: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secure.Close()
+	plain := dialClient(t, from, "root", "")
+	for _, c := range []*mysqlproto.Client{secure, plain} {
+		if _, err := c.Query("SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	if err := from.Shutdown(ctx); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	if err := readsShutdown(secure); err != nil {
+		t.Errorf("the TLS client: %v", err)
+	}
+	if _, err := plain.Query("SELECT 1"); err != nil {
+		t.Errorf("the plain client after the hand-over: %v", err)
+	}
+	if n := to.Server.ClientCount(); n != 1 {
+		t.Errorf("%d sessions moved, want the plain one", n)
 	}
 }

@@ -3,6 +3,7 @@ package reactor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -84,7 +85,28 @@ func readsEOF(c *mysqlproto.Client) error {
 	return err
 }
 
-// TestE2EShutdown checks graceful shutdown: idle sessions close at once, a
+// readsShutdown checks that a drain closed c as a MySQL server that shuts
+// down does: ERR 1053 with sequence 0, then the end of the connection.
+func readsShutdown(c *mysqlproto.Client) error {
+	_ = c.Conn().SetReadDeadline(time.Now().Add(hangLimit))
+	hdr := make([]byte, mysqlproto.HeaderLen)
+	if _, err := io.ReadFull(c.Reader(), hdr); err != nil {
+		return fmt.Errorf("no ERR 1053 before the close: %w", err)
+	}
+	n, seq := mysqlproto.ParseHeader(hdr)
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.Reader(), body); err != nil {
+		return err
+	}
+	e, ok := mysqlproto.ParseERR(body)
+	if !ok || seq != 0 || e.Code != mysqlproto.ERServerShutdown {
+		return fmt.Errorf("got packet %q (sequence %d), want ERR 1053", body, seq)
+	}
+	return readsEOF(c)
+}
+
+// TestE2EShutdown checks graceful shutdown: idle sessions close at once
+// (told with ERR 1053, as by a MySQL server shutting down), a
 // running statement finishes and its result arrives, a transaction runs
 // until COMMIT and its session closes right after, new connections are
 // refused, Shutdown returns when all are gone; with a short deadline the
@@ -123,7 +145,7 @@ func TestE2EShutdown(t *testing.T) {
 			}()
 
 			// The idle session goes first, while the others still run.
-			if err := readsEOF(idle); err != nil {
+			if err := readsShutdown(idle); err != nil {
 				t.Fatalf("idle session during shutdown: %v, want it closed", err)
 			}
 			if _, err := hs.WaitClosed(hangLimit); err != nil {
@@ -138,7 +160,7 @@ func TestE2EShutdown(t *testing.T) {
 			if r.err != nil || r.res.String(0, "SLEEP(2)") != "0" {
 				t.Errorf("SLEEP(2) during shutdown: %v, want its result 0", r.err)
 			}
-			if err := readsEOF(busy); err != nil {
+			if err := readsShutdown(busy); err != nil {
 				t.Errorf("session after its statement finished: %v, want it closed", err)
 			}
 			// The transaction goes on until COMMIT.
@@ -153,7 +175,7 @@ func TestE2EShutdown(t *testing.T) {
 			if _, err := txn.Exec("COMMIT"); err != nil {
 				t.Fatalf("COMMIT during shutdown: %v", err)
 			}
-			if err := readsEOF(txn); err != nil {
+			if err := readsShutdown(txn); err != nil {
 				t.Errorf("session after COMMIT during shutdown: %v, want it closed", err)
 			}
 			select {

@@ -78,7 +78,8 @@ func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 }
 
 // handoverKind reports whether the session is of a kind that moves in a
-// hand-over (see above); any goroutine.
+// hand-over (see above); its owner calls it, or another goroutine that
+// saw it idle (what it reads is written during the login).
 func (s *Session) handoverKind() bool {
 	return !s.admin && s.drv.hooked && !s.handoverFailed.Load() && s.loggedIn.Load() && s.clientOBCaps == 0
 }
@@ -126,10 +127,15 @@ func (s *Session) handOverAtIdle() bool {
 // whether the session is of a kind that moves, which the drain then
 // leaves to a later look instead of closing it. Any goroutine.
 func (s *Session) handOverIfIdle(h *handover) bool {
+	if s.State() != StateIdle {
+		return true // closeIfQuiet would do nothing either
+	}
+	// What handoverKind reads was written before the session first
+	// became idle.
 	if !s.handoverKind() {
 		return false
 	}
-	if s.State() != StateIdle || s.inTrans.Load() {
+	if s.inTrans.Load() {
 		return true
 	}
 	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {

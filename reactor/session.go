@@ -279,14 +279,48 @@ const drainQuiet = 20 * time.Millisecond
 
 // closeIfQuiet closes the session when it is idle outside a transaction
 // and has been for quiet; otherwise it leaves it alone (Shutdown looks
-// again). Any goroutine may call it.
+// again). The client is told first, as a MySQL server that shuts down
+// tells its idle clients (sayShutdown). Any goroutine may call it.
 func (s *Session) closeIfQuiet(quiet time.Duration) {
 	if s.State() != StateIdle || s.inTrans.Load() || time.Since(time.Unix(0, s.lastActive.Load())) < quiet {
 		return
 	}
 	if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 		s.closeReq.Store(closeWhenIdle)
+		s.sayShutdown()
 		s.closeTransport()
+	}
+}
+
+// shutdownGoodbye is the ERR a MySQL server sends its idle clients when
+// it shuts down (1053, 08S01), as an unsolicited packet with sequence 0.
+var shutdownGoodbye = func() []byte {
+	payload := mysqlproto.NewSQLError(mysqlproto.ERServerShutdown, "Server shutdown in progress").AppendPacket(nil)
+	pkt := make([]byte, mysqlproto.HeaderLen, mysqlproto.HeaderLen+len(payload))
+	mysqlproto.PutHeader(pkt, len(payload), 0)
+	return append(pkt, payload...)
+}()
+
+// sayShutdown writes shutdownGoodbye to the client of an idle session
+// being closed by a drain, without waiting: a pooled driver that checks
+// its connection before use then takes a new one without an error, and
+// a client that reads sees why. Clients on OB 2.0 framing, administrator
+// sessions and a client whose socket buffer is full get only the close.
+// The caller moved the session from StateIdle to StateClosing, so no
+// command writes meanwhile.
+func (s *Session) sayShutdown() {
+	if s.ob20Client != nil || s.admin {
+		return
+	}
+	if d := &s.drv; d.hooked {
+		_, _ = d.clientNP.tryWrite(shutdownGoodbye)
+		return
+	}
+	if c := s.rawConn; c != nil && s.netClient != nil {
+		// net and TLS clients: the connection's Write is safe beside the
+		// loop's pending Read.
+		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = c.Write(shutdownGoodbye)
 	}
 }
 
