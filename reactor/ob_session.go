@@ -71,6 +71,29 @@ func (o *obSession) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
 	return g
 }
 
+// greetingVersionWait bounds how long a login right after start waits for
+// the default cluster's first load, whose server version the greeting
+// carries (GreetingVersion); an administrator login while no cluster
+// answers waits that long once.
+const greetingVersionWait = time.Second
+
+// awaitGreetingVersion waits, up to greetingVersionWait, for the default
+// cluster's first metadata load when the greeting would otherwise carry
+// the fallback version: a client that reads the version (Connector/J
+// decides what reset() sends by it) must see the servers' own.
+func (srv *Server) awaitGreetingVersion(ctx context.Context, cfg *config.Config) {
+	if cfg.MySQLVersion != "" || srv.clusters == nil {
+		return
+	}
+	c, ok := srv.clusters.Get(srv.clusters.Default())
+	if !ok || c.Table() != nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, greetingVersionWait)
+	defer cancel()
+	_, _ = c.Ready(wctx)
+}
+
 // obClientCapabilities are the capabilities obgate offers clients in
 // OceanBase mode, as ODP does: no compression, no DEPRECATE_EOF (server
 // sessions are opened with the client's flags, and OBServers answer
@@ -92,6 +115,7 @@ const obClientCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFo
 func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
 	s := o.s
 	srv := s.srv
+	srv.awaitGreetingVersion(ctx, cfg)
 	greet := o.obGreeting(cfg)
 	cpio, _, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
