@@ -46,7 +46,15 @@ func (s *Suite) runMaria(ctx context.Context, sc *Scenario, target string) *Resu
 		}
 		opts := append(append([]string{"server_routing_mode=mysql"}, scOpts...), s.set.ExtraOpts...)
 		r.res.Options = opts
-		p, err = StartObgate(ctx, s.set.Obgate, r.dir, []string{"-r", strings.Join(pair.Addrs(), ";")}, opts, "root")
+		bin := s.set.Obgate
+		if sc.Upgrades {
+			s.progress("%s/%s: building the versions to upgrade to", sc.Name, target)
+			if bin, err = r.prepareUpgrades(ctx); err != nil {
+				r.res.Error = "builds: " + err.Error()
+				return r.res
+			}
+		}
+		p, err = StartObgate(ctx, bin, r.dir, []string{"-r", strings.Join(pair.Addrs(), ";")}, opts, "root")
 	default:
 		p, err = StartHAProxy(ctx, s.set.HAProxy, r.dir, pair.Addrs(), "root")
 	}

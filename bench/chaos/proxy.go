@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/template"
 	"time"
 
@@ -29,13 +30,51 @@ type Proxy struct {
 	Argv        []string
 	// Config is HAProxy's configuration file.
 	Config string
+	// Newest is the pid of the process serving now, after upgrades (0:
+	// Proc's); Older are the processes reloads started before it
+	// (HAProxy), newest last.
+	Newest int
+	Older  []*suite.Process
+}
+
+// servingPID is the pid of the process serving now.
+func (p *Proxy) servingPID() int {
+	if p.Newest != 0 {
+		return p.Newest
+	}
+	return p.Proc.PID()
 }
 
 // Addr is where clients connect.
 func (p *Proxy) Addr() string { return "127.0.0.1:" + strconv.Itoa(p.Port) }
 
-// Stop ends the proxy.
-func (p *Proxy) Stop() error { return p.Proc.Stop(15 * time.Second) }
+// Stop ends the proxy: every process it ran. A first process that
+// exited after handing over to a newer one is no error.
+func (p *Proxy) Stop() error {
+	var errs []error
+	for _, o := range p.Older {
+		if err := o.Stop(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if p.Newest != 0 && len(p.Older) == 0 {
+		// An obgate hot upgrade's newest process is no child of ours.
+		_ = syscall.Kill(p.Newest, syscall.SIGTERM)
+		if err := waitPIDGone(context.Background(), p.Newest, 15*time.Second); err != nil {
+			_ = syscall.Kill(p.Newest, syscall.SIGKILL)
+			errs = append(errs, err)
+		}
+		select {
+		case <-p.Proc.Exited():
+			return errors.Join(errs...)
+		default:
+		}
+	}
+	if err := p.Proc.Stop(15 * time.Second); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
 
 // StartObgate starts bin with the given server arguments (-r, -c or the
 // routing mode) and one -o per option, and waits until user can log in

@@ -34,6 +34,9 @@ type Settings struct {
 	WorkDir, OutDir, PlotDir string
 	// ExtraOpts are -o options for every obgate.
 	ExtraOpts []string
+	// Root is the repository, from which the upgrade scenarios build the
+	// versions they upgrade to ("": copies of Obgate).
+	Root string
 	// Progress receives a line per step; nil discards them.
 	Progress io.Writer
 }
@@ -211,9 +214,17 @@ func (s *Suite) runSim(ctx context.Context, sc *Scenario) *Result {
 	}
 	opts := append(append([]string(nil), sc.Opts...), s.set.ExtraOpts...)
 	r.res.Options = opts
+	bin := s.set.Obgate
+	if sc.Upgrades {
+		s.progress("%s: building the versions to upgrade to", sc.Name)
+		if bin, err = r.prepareUpgrades(ctx); err != nil {
+			r.res.Error = "builds: " + err.Error()
+			return r.res
+		}
+	}
 	s.progress("%s: starting obgate", sc.Name)
 	user := "root@" + Tenant + "#" + ClusterName
-	p, err := StartObgate(ctx, s.set.Obgate, r.dir, []string{"-r", r.sim.RSList, "-c", ClusterName}, opts, user)
+	p, err := StartObgate(ctx, bin, r.dir, []string{"-r", r.sim.RSList, "-c", ClusterName}, opts, user)
 	if err != nil {
 		r.res.Error = "obgate: " + err.Error()
 		return r.res

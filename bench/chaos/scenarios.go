@@ -30,6 +30,9 @@ type Scenario struct {
 	Prepared bool
 	// Blind says what obsim's statement log cannot see of the fault.
 	Blind Blindness
+	// Upgrades says obgate runs from a copy in the run's directory, with
+	// the builds it upgrades to prepared (upgrade.go).
+	Upgrades bool
 	// play runs the timeline while the load runs.
 	play func(ctx context.Context, r *run) error
 	// afterLoad runs once the load has stopped, before the ledger is read.
@@ -168,7 +171,26 @@ func Scenarios() []*Scenario {
 		mariaScenario(),
 		preparedScenario(),
 		preparedMariaScenario(),
+		upgradeScenario(),
+		upgradeMariaScenario(),
 	}
+}
+
+// upgradeScenario is three hot upgrades (SIGUSR2) in a row, each to
+// another build, under the prepared-statement load: no client may see an
+// error or open a connection, and the newest process serves every
+// session (upgrade.go).
+func upgradeScenario() *Scenario {
+	return &Scenario{Name: "upgrade", Title: "three hot upgrades (SIGUSR2), each to another build",
+		Node: faultNode, Prepared: true, Upgrades: true, Opts: withHA(), play: playUpgrades, judge: judgeUpgrades}
+}
+
+// upgradeMariaScenario is upgradeScenario in mysql routing mode, with
+// HAProxy's reload (-sf) as the reference.
+func upgradeMariaScenario() *Scenario {
+	return &Scenario{Name: "upgrade-mariadb", MySQL: true, Prepared: true, Upgrades: true,
+		Title: "three hot upgrades (SIGUSR2; HAProxy: reload with -sf), each to another build",
+		play:  playUpgrades, judge: judgeUpgrades}
 }
 
 // secondFaultNode is the node preparedScenario stops after it hung

@@ -138,6 +138,26 @@ func socketTargets(pid int) []string {
 	return out
 }
 
+// socketPeers describes pid's TCP sockets as local→remote (hex, as
+// /proc/net/tcp has them) with their state, for a failure message.
+func socketPeers(pid int) []string {
+	inodes := map[string]bool{}
+	for _, s := range socketTargets(pid) {
+		inodes[strings.TrimSuffix(strings.TrimPrefix(s, "socket:["), "]")] = true
+	}
+	var out []string
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) > 9 && inodes[fields[9]] {
+				out = append(out, fields[1]+"→"+fields[2]+" st="+fields[3])
+			}
+		}
+	}
+	return out
+}
+
 // fdTargets lists what pid's descriptors point at.
 func fdTargets(pid int) []string {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
@@ -181,6 +201,7 @@ type appLoad struct {
 	db      *sql.DB
 	table   string
 	dials   atomic.Int64
+	slowest atomic.Int64 // nanoseconds of the longest operation
 	next    atomic.Int64
 	ok      atomic.Int64
 	stop    chan struct{}
@@ -231,6 +252,7 @@ func (l *appLoad) work(w int) {
 		}
 		id := l.next.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		began := time.Now()
 		var err error
 		if id%4 == 0 {
 			err = l.insertInTxn(ctx, id, w)
@@ -245,6 +267,11 @@ func (l *appLoad) work(w int) {
 			err = l.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+l.table+" WHERE id = ?", id).Scan(&n)
 		}
 		cancel()
+		for took := int64(time.Since(began)); ; {
+			if old := l.slowest.Load(); took <= old || l.slowest.CompareAndSwap(old, took) {
+				break
+			}
+		}
 		if err != nil {
 			l.mu.Lock()
 			l.errs[err.Error()]++
@@ -322,7 +349,8 @@ func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
 	if rows != int64(len(l.written)) {
 		t.Errorf("%d rows in the table, %d writes acknowledged", rows, len(l.written))
 	}
-	t.Logf("%d operations, %d writes, errors %v", l.ok.Load(), len(l.written), l.errs)
+	t.Logf("%d operations, %d writes, errors %v, slowest operation %v", l.ok.Load(), len(l.written), l.errs,
+		time.Duration(l.slowest.Load()).Round(time.Millisecond))
 }
 
 // sessionMarker is a client session that left state on its server (a
@@ -692,6 +720,28 @@ func TestHotUpgradeOceanBaseChain(t *testing.T) {
 	}
 	load.finish(t, direct, 0)
 	marker.c.Close()
+	// No client descriptor the hand-overs brought is left open in the
+	// newest process once the clients are gone (the old ones have
+	// exited): no socket on the SQL port but the listener.
+	listen := fmt.Sprintf(":%04X", p.port)
+	clientSockets := func() (n int, all []string) {
+		all = socketPeers(pid)
+		for _, s := range all {
+			local, _, _ := strings.Cut(s, "→")
+			if strings.HasSuffix(local, listen) && !strings.HasSuffix(s, "st=0A") {
+				n++
+			}
+		}
+		return n, all
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for n, all := clientSockets(); n > 0; n, all = clientSockets() {
+		if time.Now().After(deadline) {
+			t.Errorf("the newest process holds %d client sockets after the clients left: %v", n, all)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	_ = syscall.Kill(pid, syscall.SIGTERM)
 	waitGone(t, pid, 30*time.Second)
 }

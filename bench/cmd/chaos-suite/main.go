@@ -85,6 +85,7 @@ func run(args []string) (int, error) {
 		Obgate: abs(*obgateBin), OBSim: abs(*obsimBin),
 		Workers: *workers, Writers: *writers, Rate: *rate, TableSize: *tableSize,
 		Scale: *scale, Quick: *quick, PlotDir: abs(*plots), ExtraOpts: extra, Progress: os.Stderr,
+		Root: rootDir,
 	}
 	if set.HAProxy, err = suite.LookPath(*haproxy, "/usr/sbin", "/usr/local/sbin"); err != nil {
 		return 2, err
