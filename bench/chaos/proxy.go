@@ -48,12 +48,20 @@ func (p *Proxy) servingPID() int {
 // Addr is where clients connect.
 func (p *Proxy) Addr() string { return "127.0.0.1:" + strconv.Itoa(p.Port) }
 
-// Stop ends the proxy: every process it ran. A first process that
-// exited after handing over to a newer one is no error.
+// Stop ends the proxy: every process it ran. A process that was
+// replaced by a newer one (a hot upgrade, a reload) and exited on its
+// own is no error.
 func (p *Proxy) Stop() error {
 	var errs []error
-	for _, o := range p.Older {
-		if err := o.Stop(15 * time.Second); err != nil {
+	stop := func(proc *suite.Process, replaced bool) {
+		if replaced {
+			select {
+			case <-proc.Exited():
+				return
+			default:
+			}
+		}
+		if err := proc.Stop(15 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -64,15 +72,11 @@ func (p *Proxy) Stop() error {
 			_ = syscall.Kill(p.Newest, syscall.SIGKILL)
 			errs = append(errs, err)
 		}
-		select {
-		case <-p.Proc.Exited():
-			return errors.Join(errs...)
-		default:
-		}
 	}
-	if err := p.Proc.Stop(15 * time.Second); err != nil {
-		errs = append(errs, err)
+	for i, o := range p.Older {
+		stop(o, i < len(p.Older)-1)
 	}
+	stop(p.Proc, p.Newest != 0)
 	return errors.Join(errs...)
 }
 

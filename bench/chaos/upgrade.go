@@ -97,7 +97,30 @@ func playUpgrades(ctx context.Context, r *run) error {
 			return err
 		}
 	}
+	// Still under load: which processes serve besides the newest.
+	r.extra["older alive"] = r.olderAlive()
 	return nil
+}
+
+// olderAlive counts the processes before the newest that still run: for
+// obgate the first (the others were waited for), for HAProxy the first
+// and every reload but the last.
+func (r *run) olderAlive() int {
+	alive := func(p *suite.Process) int {
+		select {
+		case <-p.Exited():
+			return 0
+		default:
+			return 1
+		}
+	}
+	n := alive(r.proxy.Proc)
+	if k := len(r.proxy.Older); k > 0 {
+		for _, p := range r.proxy.Older[:k-1] {
+			n += alive(p)
+		}
+	}
+	return n
 }
 
 var upgradePIDRe = regexp.MustCompile(`\bpid:(\d+)`)
@@ -224,34 +247,13 @@ func judgeUpgrades(r *run) {
 	r.checkNoWriteErrors()
 	l := r.res.Load
 	r.check("no reconnects", l.Reconnects == 0, "%d connections opened beyond one per client", l.Reconnects)
-	if r.proxy.Kind == "obgate" {
-		r.check("newest process serves all", r.allOnNewest(), "the processes before the newest are gone (each exited once its sessions were handed over)")
-	} else {
-		alive := 0
-		for _, p := range r.proxy.Older {
-			select {
-			case <-p.Exited():
-			default:
-				alive++
-			}
-		}
-		select {
-		case <-r.proxy.Proc.Exited():
-		default:
-			alive++
-		}
-		r.check("newest process serves all", alive <= 1, "%d HAProxy processes still run besides the newest: a reload leaves open connections on the old ones", max(0, alive-1))
+	older, _ := r.extra["older alive"].(int)
+	what := "each old obgate exited once its sessions were handed over"
+	if r.proxy.Kind != "obgate" {
+		what = "a reload leaves the open connections on the old HAProxy processes, which exit when those close"
 	}
+	r.check("newest process serves all", n == upgradeCount && older == 0,
+		"%d older processes still served at the end of the load (%s)", older, what)
 	r.checkLedger()
 	r.checkLeak()
-}
-
-// allOnNewest: after the upgrades only the newest obgate runs.
-func (r *run) allOnNewest() bool {
-	select {
-	case <-r.proxy.Proc.Exited():
-	default:
-		return false
-	}
-	return r.proxy.Newest != 0
 }
