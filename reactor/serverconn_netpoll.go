@@ -193,12 +193,23 @@ func (c *npServerConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write sends p, straight to the socket when the kernel takes it at once
+// (netpoll's output buffer is empty between writes: each Write and
+// SendLent waits until its bytes are out), else the rest through
+// netpoll, waiting. So a connection that only ever wrote small requests
+// (a login, then statements on the poller) holds no output buffer node
+// while idle.
 func (c *npServerConn) Write(p []byte) (int, error) {
 	if !c.enter() {
 		return 0, net.ErrClosed
 	}
 	defer c.exit()
-	return c.Connection.Write(p)
+	n, err := writeNow(c.fd, p)
+	if err != nil || n == len(p) {
+		return n, err
+	}
+	m, err := c.Connection.Write(p[n:])
+	return n + m, err
 }
 
 // peekInput returns the next n bytes of the input buffer, waiting (with
