@@ -27,7 +27,10 @@ func factsLen(cfg *config.Config) int {
 // on the goroutine that owns the session and consumes exactly the
 // command's packets, or returns an error that ends the session.
 func (s *Session) serveCommand() error {
-	s.st.releaseKept() // a command that ended early may still hold its request
+	if s.st != nil {
+		s.st.releaseKept() // a command that ended early may still hold its request
+	}
+	s.takeStatement()
 	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return quit(QuitClientNetwork, err)
@@ -51,7 +54,6 @@ func (s *Session) serveCommand() error {
 	cmd := mysqlproto.Command(head[mysqlproto.HeaderLen])
 	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
 	whole := n <= look
-	s.st = s.st.next()
 	s.curCmd.Store(int32(cmd))
 	start := time.Now()
 	s.stmtCount.Add(1)

@@ -12,8 +12,9 @@
 //	              (Session.drv): netpoll or a net loop (transport.go),
 //	              and on netpoll the statement path on the poller
 //	              (poller.go)
-//	statement     one command being served (Session.st, made anew per
-//	              command): its state, and the methods that forward it,
+//	statement     one command being served (Session.st, pooled: taken
+//	              when a command starts, given back at the next idle
+//	              point, statement_pool.go): its state, and the methods that forward it,
 //	              relay the answer (relay.go: one loop, which can stop
 //	              where it would wait and go on later), resend it
 //	              (retry.go), run prepared statements (prepared.go) and

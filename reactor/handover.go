@@ -88,7 +88,7 @@ func (s *Session) handoverKind() bool {
 // calls it.
 func (s *Session) handoverReady() bool {
 	if !s.handoverKind() || s.inTrans.Load() || s.txnBroken || s.closeReq.Load() != closeNone ||
-		s.st.kept != nil || s.drv.clientNP.rb == nil || s.drv.clientNP.Buffered() != 0 {
+		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.rb == nil || s.drv.clientNP.Buffered() != 0 {
 		return false
 	}
 	if o := s.ob; o != nil {
@@ -228,6 +228,7 @@ func (s *Session) resumeAfterHandover() {
 		d.endTransport()
 		return
 	}
+	s.giveBackStatement()
 	s.state.Store(int32(StateIdle))
 	if d.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		d.endTransport()
@@ -342,7 +343,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	s := &Session{srv: srv, id: h.SessionID}
 	s.connectedAt, s.rawConn = time.Unix(0, h.ConnectedAt), ctc
 	s.setSide(cfg)
-	s.st.s, s.drv.s = s, s
+	s.drv.s = s
 	s.clientAddr = ctc.RemoteAddr().String()
 	s.lastActive.Store(h.LastActive)
 	s.curCmd.Store(-1)

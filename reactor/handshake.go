@@ -29,7 +29,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 	s := &Session{srv: srv, id: srv.newSessionID()}
 	s.connectedAt, s.rawConn = time.Now(), conn
 	s.setSide(srv.cfg.Load())
-	s.st.s = s
+	s.st = newStatement(s) // the login's own commands (init_sql, syncs)
 	s.drv.s = s
 	s.clientAddr = conn.RemoteAddr().String()
 	s.lastActive.Store(s.connectedAt.UnixNano())

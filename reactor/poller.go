@@ -261,7 +261,7 @@ func (d *driver) stepPolled() bool {
 	if !d.poll.CompareAndSwap(pollAwaiting, pollRunning) {
 		return false
 	}
-	st := &s.st
+	st := s.st
 	written, err := st.runRelay(false)
 	switch err {
 	case errWouldBlock:
@@ -324,6 +324,9 @@ func (d *driver) stopAnswerTimer() {
 func (d *driver) handOff(step resumeStep) {
 	s := d.s
 	pollerHandOffs.Add(1)
+	if s.st == nil { // the end of a command that never began
+		s.st = newStatement(s)
+	}
 	s.st.then.resume = step
 	npTasks.run(nil, d.resumeFn)
 }
@@ -340,7 +343,7 @@ func (d *driver) handOffEnd(err error) {
 func (d *driver) resumeOffPoller() {
 	s := d.s
 	defer s.containPanic(panicNetpollRequest)
-	st := &s.st
+	st := s.st
 	w := &st.then
 	var err error
 	switch w.resume {

@@ -43,7 +43,11 @@ type Session struct {
 	cfg     *config.Config             // snapshot loaded at the start of the current command
 	tm      *tenantMetrics             // statement series of the session's cluster, tenant and database; nil: find again
 	scanner mysqlproto.ResponseScanner // reads the answer being relayed
-	st      statement                  // the command being served, made anew for each (serveCommand)
+	// st is the command being served (or the login's own commands): a
+	// pooled value the owner takes when the login or a command starts
+	// and gives back at the session's next idle point, so that an idle
+	// session holds none; nil while idle (statement_pool.go).
+	st *statement
 	// tmCluster and tmTenant are the cluster and tenant of tm, set at an
 	// OceanBase-mode login.
 	tmCluster, tmTenant string

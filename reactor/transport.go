@@ -49,6 +49,7 @@ func (d *driver) runNetLoop() {
 	s := d.s
 	defer s.teardown()
 	defer s.containPanic(panicNetLoop)
+	s.giveBackStatement()
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
@@ -107,6 +108,7 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 		d.hooked, d.clientNP, d.resumeFn = true, nc, d.resumeOffPoller
 		rb.SetOnInput(d.onClientInput)
 	}
+	s.giveBackStatement()
 	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
 		return nil
@@ -200,10 +202,12 @@ func (d *driver) onNetpollClose(netpoll.Connection) error {
 // whether the session continues; when it does not, the client connection
 // is closed and teardown follows from the transport.
 func (s *Session) afterCommand(err error) bool {
-	if s.st.kept != nil { // a command that ended before its answer did
-		s.st.releaseKept()
+	if st := s.st; st != nil { // nil: the poller ended a command that never began
+		if st.kept != nil { // a command that ended before its answer did
+			st.releaseKept()
+		}
+		st.rr.close() // a relay a panic cut short
 	}
-	s.st.rr.close() // a relay a panic cut short
 	s.lastActive.Store(time.Now().UnixNano())
 	s.curCmd.Store(-1)
 	s.side.commandDone()
@@ -223,6 +227,7 @@ func (s *Session) afterCommand(err error) bool {
 	if s.srv.handover.Load() != nil && s.handOverAtIdle() {
 		return false // a pooled goroutine owns the session now
 	}
+	s.giveBackStatement()
 	s.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
@@ -272,6 +277,7 @@ func (s *Session) teardown() {
 	s.side.closeAll()
 	s.closeTransport()
 	s.freeBuffers()
+	s.giveBackStatement()
 }
 
 // unregister removes a torn-down session from the server's books; teardown

@@ -41,6 +41,10 @@ func (r *run) prepareUpgrades(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var builds []string
+	tree := ""
+	if r.set.Root != "" {
+		tree = treeVersion(ctx, r.set.Root)
+	}
 	for i := range upgradeCount {
 		out := filepath.Join(dir, fmt.Sprintf("obgate-%d", i+1))
 		if r.set.Root == "" {
@@ -48,7 +52,7 @@ func (r *run) prepareUpgrades(ctx context.Context) (string, error) {
 				return "", err
 			}
 		} else {
-			version := fmt.Sprintf("chaos-upgrade-%d", i+1)
+			version := fmt.Sprintf("%s-upgrade-%d", tree, i+1)
 			cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-X main.version="+version, "-o", out, "./cmd/obgate")
 			cmd.Dir = r.set.Root
 			if msg, err := cmd.CombinedOutput(); err != nil {
@@ -59,9 +63,25 @@ func (r *run) prepareUpgrades(ctx context.Context) (string, error) {
 	}
 	if r.set.Root == "" {
 		r.res.Notes = append(r.res.Notes, "no repository given: the upgrades are to copies of the same build")
+	} else {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("upgrades to builds of the working tree at %s: %s-upgrade-1..%d", r.set.Root, tree, upgradeCount))
 	}
 	r.extra["builds"] = builds
 	return exe, nil
+}
+
+// treeVersion names the working tree the builds come from: its commit,
+// "-dirty" when it has changes.
+func treeVersion(ctx context.Context, root string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	v := string(bytes.TrimSpace(out))
+	if st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err != nil || len(bytes.TrimSpace(st)) > 0 {
+		v += "-dirty"
+	}
+	return v
 }
 
 func copyExecutable(src, dst string) error {
