@@ -50,6 +50,13 @@ import (
 // hung) the session is closed: it may be served by the new process, and a
 // session must never be served by two.
 
+// HandoverStateVersion is the version of the session state this obgate
+// writes and reads (handover_state.go). A new process announces it to its
+// parent, which hands sessions over only to a process that reads its
+// version; an obgate that announces none (older than the hand-over)
+// gets none, and the sessions drain.
+const HandoverStateVersion = handoverVersion
+
 // handover is what a server hands its sessions to; nil while none.
 type handover struct {
 	link *handoverLink

@@ -765,3 +765,51 @@ func waitLogin(t *testing.T, p *obgateProc, login mysqlproto.ClientOptions) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestHotUpgradeToBuildWithoutHandover: a new process that does not say
+// it takes sessions (an obgate older than the hand-over, here one whose
+// hand-over socket is withheld) gets none: the old process drains its
+// sessions as before, the pool reconnects to the new one, and the
+// upgrade completes within the drain's time.
+func TestHotUpgradeToBuildWithoutHandover(t *testing.T) {
+	direct := directTestDB(t, "nohandover_ledger")
+	dir := t.TempDir()
+	p, exe := upgradeProc(t, dir)
+	load := startAppLoad(t, p.addr(), "nohandover_ledger", 8)
+	load.waitOps(t, 50)
+	dials := load.dials.Load()
+	real := filepath.Join(dir, "obgate-real")
+	copyFile(t, obgateBin, real)
+	script := filepath.Join(dir, "older")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nunset OBGATE_HANDOVER_FD\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(script, exe); err != nil {
+		t.Fatal(err)
+	}
+	old := p.pid()
+	started := time.Now()
+	if err := syscall.Kill(old, syscall.SIGUSR2); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, old, 30*time.Second)
+	took := time.Since(started)
+	m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(upgradeInfo(t, p.addr()))
+	if m == nil {
+		t.Fatal("no pid in SHOW PROXYINFO UPGRADE")
+	}
+	pid, _ := strconv.Atoi(m[1])
+	killLater(t, pid)
+	load.waitOps(t, 100)
+	if n := load.dials.Load() - dials; n == 0 {
+		t.Error("the pool opened no connection: its sessions were not drained to the new process")
+	}
+	if strings.Contains(p.log(), "handing sessions over to the new process") || strings.Contains(p.log(), "hand-over of a session failed") {
+		t.Error("the old process offered sessions to a process that does not take them")
+	}
+	// A drain closes sessions at quiet points; a client may race one.
+	load.finish(t, direct, 2)
+	t.Logf("the old process exited %v after SIGUSR2; the pool opened %d connections", took.Round(time.Millisecond), load.dials.Load()-dials)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	waitGone(t, pid, 30*time.Second)
+}

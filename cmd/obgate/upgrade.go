@@ -23,7 +23,9 @@ package main
 // Sessions are handed over live (reactor's handover.go): at a commit the
 // old process gives each session that can move to the new one at its
 // next idle point, client and server connections included, over a
-// SOCK_SEQPACKET socket the child inherits; the child lays its session
+// SOCK_SEQPACKET socket the child inherits, if the child said it reads
+// this process's session state ("ready sessions=1"; an obgate older than
+// the hand-over says "ready" and gets none); the child lays its session
 // ids out with the parent's proxy id and the other upgrade bit, so that
 // adopted ids never meet its own. The sessions that cannot move (TLS
 // clients, OceanBase routing mode, client_io_mode=net; see handover.go)
@@ -39,6 +41,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +113,9 @@ type upgrader struct {
 	ids            func() reactor.SessionIDBase
 	childHandover  *net.UnixConn
 	parentHandover *net.UnixConn
+	// childTakesSessions says the child announced that it reads this
+	// process's session state (its "ready" line).
+	childTakesSessions bool
 }
 
 func newUpgrader(log *slog.Logger, store *config.Store, args []string) *upgrader {
@@ -218,7 +224,7 @@ func (u *upgrader) handoverFromParent() *net.UnixConn {
 func (u *upgrader) handoverToChild() *net.UnixConn {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.state != stateCommitted {
+	if u.state != stateCommitted || !u.childTakesSessions {
 		return nil
 	}
 	return u.childHandover
@@ -233,7 +239,12 @@ func (u *upgrader) serving() {
 	if ctl == nil {
 		return
 	}
-	if _, err := ctl.Write([]byte("ready\n")); err != nil {
+	msg := "ready\n"
+	if u.handoverFromParent() != nil {
+		// This process takes sessions in this version of their state.
+		msg = "ready sessions=" + strconv.Itoa(reactor.HandoverStateVersion) + "\n"
+	}
+	if _, err := ctl.Write([]byte(msg)); err != nil {
 		u.log.Warn("hot upgrade: cannot tell the old process this one is ready", "err", err)
 	}
 	go u.readParent(ctl)
@@ -353,9 +364,14 @@ func (u *upgrader) runChild(auto bool) {
 	ready := make(chan error, 1)
 	lines := bufio.NewScanner(ctl)
 	go func() {
-		if lines.Scan() && lines.Text() == "ready" {
-			ready <- nil
-			return
+		if lines.Scan() {
+			if fields := strings.Fields(lines.Text()); len(fields) > 0 && fields[0] == "ready" {
+				u.mu.Lock()
+				u.childTakesSessions = slices.Contains(fields[1:], "sessions="+strconv.Itoa(reactor.HandoverStateVersion))
+				u.mu.Unlock()
+				ready <- nil
+				return
+			}
 		}
 		ready <- errors.New("it closed its socket before it was ready")
 	}()
