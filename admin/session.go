@@ -108,6 +108,7 @@ func (a *Admin) showSessionAttribute(sess *reactor.Session, c command, reply *re
 		add(p+"addr", ss.Addr, "server address")
 		add(p+"server_sessid", strconv.FormatUint(uint64(ss.ID), 10), "server's connection id")
 		add(p+"protocol", ss.Protocol, "wire protocol")
+		add(p+"using_ssl", boolWord(ss.TLS), "runs TLS (enable_server_ssl)")
 		add(p+"current", boolWord(ss.Current), "used by the last statement")
 		add(p+"in_trans", boolWord(ss.InTrans), "inside a transaction")
 	}

@@ -199,11 +199,17 @@ func TestOBServerTLS(t *testing.T) {
 			if !ok {
 				continue
 			}
-			for _, ss := range sess.ServerSessions() {
+			for i, ss := range sess.ServerSessions() {
 				servers++
 				if !ss.TLS || ss.Protocol != "ob20" {
 					t.Errorf("server session %s#%d: TLS %v protocol %s, want OB 2.0 inside TLS", ss.Addr, ss.ID, ss.TLS, ss.Protocol)
 				}
+				attr := fmt.Sprintf("SHOW PROXYSESSION ATTRIBUTE %d LIKE 'server_session[%d].using_ssl'", info.ID, i)
+				admin := dialClient(t, p, "root@proxysys", "")
+				if res, err := admin.Query(attr); err != nil || len(res.Rows) != 1 || res.String(0, "value") != "true" {
+					t.Errorf("%s: %v, want one row saying true", attr, err)
+				}
+				admin.Close()
 			}
 		}
 		if servers == 0 || after-before < int64(servers) {
