@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
+	"obgate/reactor"
 )
 
 // handoverPair is the socket a hot upgrade hands sessions over on: a
@@ -368,4 +370,86 @@ func TestHandoverTLSClientsDrain(t *testing.T) {
 	if n := to.Server.ClientCount(); n != 1 {
 		t.Errorf("%d sessions moved, want the plain one", n)
 	}
+}
+
+// TestAdoptRefusesBadOffers: what a broken or hostile peer could send on
+// the hand-over socket is refused with a reason, the descriptors closed,
+// and nothing adopted: garbage, a state for the other routing mode, the
+// wrong number of descriptors, a descriptor that is no TCP socket.
+func TestAdoptRefusesBadOffers(t *testing.T) {
+	testkit.CheckLeaks(t)
+	to := startProxy(t, "netpoll")
+	a, b := handoverPair(t)
+	done := make(chan error, 1)
+	go func() { done <- to.Server.AdoptSessions(b) }()
+	pipeFDs := func() []int {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		return p[:]
+	}
+	oneFD := func() []int {
+		p := pipeFDs()
+		unix.Close(p[1])
+		return p[:1]
+	}
+	offer := func(state []byte, fds []int) string {
+		t.Helper()
+		var oob []byte
+		if len(fds) > 0 {
+			oob = unix.UnixRights(fds...)
+		}
+		if _, _, err := a.WriteMsgUnix(state, oob, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			unix.Close(fd) // the receiver has its own copies
+		}
+		buf := make([]byte, 512)
+		_ = a.SetReadDeadline(time.Now().Add(hangLimit))
+		n, _, _, _, err := a.ReadMsgUnix(buf, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+	// Sockets and pipes of this process: what an offer brings.
+	openFDs := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range ents {
+			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(l, "socket:") || strings.HasPrefix(l, "pipe:") {
+				n++
+			}
+		}
+		return n
+	}
+	before := openFDs()
+	for _, c := range []struct {
+		name  string
+		state []byte
+		fds   []int
+		want  string
+	}{
+		{"garbage", []byte("not a session"), nil, "no header"},
+		{"OceanBase state", reactor.HandoverTestState('o', 1), oneFD(), "routing mode"},
+		{"no descriptor", reactor.HandoverTestState('m', 1), nil, "descriptors"},
+		{"pipes", reactor.HandoverTestState('m', 1), pipeFDs(), "client descriptor"},
+	} {
+		if got := offer(c.state, c.fds); !strings.HasPrefix(got, "no: ") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: answered %q, want a refusal naming %q", c.name, got, c.want)
+		}
+	}
+	if n := to.Server.ClientCount(); n != 0 {
+		t.Errorf("%d sessions adopted", n)
+	}
+	if after := openFDs(); after != before {
+		t.Errorf("%d sockets and pipes open after the refusals, %d before", after, before)
+	}
+	a.Close()
+	<-done
 }

@@ -21,3 +21,17 @@ func PollerHandOffs() uint64 { return pollerHandOffs.Load() }
 
 // SweepAt runs one pass of the server's sweeper as if at now.
 func (srv *Server) SweepAt(now time.Time) { srv.sweep(now) }
+
+// HandoverTestState is an encoded hand-over state of routing mode mode
+// ('m' or 'o') with one server session per servers.
+func HandoverTestState(mode byte, servers int) []byte {
+	h := &handoverState{Mode: mode, SessionID: 0x7fff0001, User: "root"}
+	for range servers {
+		h.Servers = append(h.Servers, handoverServer{Addr: "127.0.0.1:1"})
+	}
+	if mode == handoverModeOB {
+		h.Servers = nil
+		h.OB = &handoverOB{Cluster: "nowhere"}
+	}
+	return h.encode()
+}
