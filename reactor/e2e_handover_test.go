@@ -453,3 +453,30 @@ func TestAdoptRefusesBadOffers(t *testing.T) {
 	a.Close()
 	<-done
 }
+
+// TestHandoverTLSServerSessionsDrain: in mysql mode a session whose
+// server connection runs TLS cannot move (the TLS state stays in this
+// process); it drains like a session that cannot move at all: ERR 1053
+// and the close once quiet, not a forced close at the drain's end.
+func TestHandoverTLSServerSessionsDrain(t *testing.T) {
+	from := startProxy(t, "netpoll", "enable_server_ssl", "true")
+	to := startProxy(t, "netpoll")
+	c := dialClient(t, from, "root", "")
+	if _, err := c.Query("SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := from.Shutdown(ctx); err != nil {
+		t.Fatalf("the drain did not close the session once quiet: %v", err)
+	}
+	if err := readsShutdown(c); err != nil {
+		t.Errorf("the client: %v", err)
+	}
+	if n := to.Server.ClientCount(); n != 0 {
+		t.Errorf("%d sessions moved", n)
+	}
+}

@@ -131,8 +131,11 @@ func (s *Session) handOverAtIdle() bool {
 }
 
 // handOverIfIdle moves an idle session now (Shutdown's drain); it reports
-// whether the session is of a kind that moves, which the drain then
-// leaves to a later look instead of closing it. Any goroutine.
+// whether the drain should leave the session to a later look instead of
+// closing it when quiet: true while it may still move (a command runs, a
+// transaction is open). A session that cannot move now for another
+// reason (its server connection runs TLS or is gone, it is pinned) is
+// left to closeIfQuiet. Any goroutine.
 func (s *Session) handOverIfIdle(h *handover) bool {
 	if s.State() != StateIdle {
 		return true // closeIfQuiet would do nothing either
@@ -149,8 +152,10 @@ func (s *Session) handOverIfIdle(h *handover) bool {
 		return true
 	}
 	if !s.handoverReady() {
+		// Bytes of a next command are served first (the session is busy
+		// then, and closeIfQuiet leaves it alone).
 		s.resumeAfterHandover()
-		return true
+		return false
 	}
 	s.handOverOwned(h)
 	return true
