@@ -119,6 +119,21 @@
 // netpoll session, the command's owner at its end, the net loop, or the
 // login goroutine) runs teardown exactly once.
 //
+// # Hand-over
+//
+// In a hot upgrade the old process hands sessions to the new one
+// (handover.go). The session's owner does it, at an idle point: afterCommand
+// gives the session to a pooled goroutine instead of storing StateIdle, and
+// the drain takes idle sessions by the same compare-and-swap that starts a
+// command. That owner freezes the connections that move (npbound Freeze:
+// the poller reads nothing more of them, not even an event it fetched
+// already), offers the state and the descriptors, and then either closes
+// its copies without a word to either peer (taken) or thaws them and makes
+// the session idle again (refused, or a next command was already read).
+// Freeze waits for the poller's event in progress, so it never runs on the
+// poller. The new process builds the session before it registers it, then
+// attaches it to its transport like a session whose login just ended.
+//
 // # Faults
 //
 // Nothing a session does takes the process down. Every goroutine entry
