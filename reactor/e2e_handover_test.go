@@ -480,3 +480,57 @@ func TestHandoverTLSServerSessionsDrain(t *testing.T) {
 		t.Errorf("%d sessions moved", n)
 	}
 }
+
+// TestHandoverLostAnswerStopsOffers: a new process that takes an offer
+// and never answers costs the session offered (closed here: it may be
+// served there) and no other: a late answer would be read as the next
+// offer's, so the rest are not offered and drain as usual.
+func TestHandoverLostAnswerStopsOffers(t *testing.T) {
+	from := startProxy(t, "netpoll")
+	var clients []*mysqlproto.Client
+	for range 3 {
+		c := dialClient(t, from, "root", "")
+		if _, err := c.Query("SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	a, b := handoverPair(t)
+	offers := make(chan int, 8)
+	go func() { // reads offers, answers none
+		buf := make([]byte, 1<<20)
+		oob := make([]byte, 1024)
+		for {
+			_, oobn, _, _, err := b.ReadMsgUnix(buf, oob)
+			if err != nil {
+				return
+			}
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for i := range msgs {
+				fds, _ := unix.ParseUnixRights(&msgs[i])
+				for _, fd := range fds {
+					unix.Close(fd)
+				}
+			}
+			offers <- 1
+		}
+	}()
+	from.Server.HandOverSessions(a)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := from.Shutdown(ctx); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	if n := len(offers); n != 1 {
+		t.Errorf("%d offers made, want 1 (none after the lost answer)", n)
+	}
+	drained := 0
+	for _, c := range clients {
+		if readsShutdown(c) == nil {
+			drained++
+		}
+	}
+	if drained != 2 {
+		t.Errorf("%d of 3 sessions drained with ERR 1053, want the 2 not offered", drained)
+	}
+}

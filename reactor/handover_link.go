@@ -21,6 +21,9 @@ import (
 type handoverLink struct {
 	conn *net.UnixConn
 	mu   sync.Mutex // the old process: one offer at a time
+	// lost says an answer did not come (under mu): a late one would be
+	// read as the next offer's, so no offer is made any more.
+	lost bool
 }
 
 // handoverAnswerTimeout bounds the wait for the new process's answer.
@@ -41,6 +44,9 @@ var errHandoverRefused = errors.New("the new process refused the session")
 func (l *handoverLink) offer(state []byte, fds []int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.lost {
+		return fmt.Errorf("%w: an earlier offer got no answer", errHandoverRefused)
+	}
 	_ = l.conn.SetDeadline(time.Now().Add(handoverAnswerTimeout))
 	if _, _, err := l.conn.WriteMsgUnix(state, unix.UnixRights(fds...), nil); err != nil {
 		// The message did not leave: the new process has nothing.
@@ -49,6 +55,9 @@ func (l *handoverLink) offer(state []byte, fds []int) error {
 	var buf [256]byte
 	n, _, _, _, err := l.conn.ReadMsgUnix(buf[:], nil)
 	if err != nil {
+		// The rest drain here; the new process sees the link end.
+		l.lost = true
+		_ = l.conn.Close()
 		return fmt.Errorf("no answer from the new process: %w", err)
 	}
 	answer := string(buf[:n])
