@@ -148,6 +148,7 @@ type Config struct {
 	// docs say which change nothing).
 	WorkThreadNum             int64
 	AutomaticMatchWorkThread  bool
+	GoMaxProcs                int64
 	ProxyMemLimited           int64
 	RoutingCacheMemLimited    int64
 	EnableStrictKernelRelease bool

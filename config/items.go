@@ -357,6 +357,9 @@ var itemTable = []Item{
 	{name: "automatic_match_work_thread", def: "true", reboot: true, level: LevelUser,
 		doc: "Caps work_thread_num at one event loop per 20 CPUs obgate may use (GOMAXPROCS), which measured best.",
 		ref: boolRef(func(c *Config) *bool { return &c.AutomaticMatchWorkThread })},
+	{name: "go_max_procs", def: "0", rng: "[0,1024]", level: LevelUser,
+		doc: "CPUs obgate runs Go code on at once (GOMAXPROCS); 0 = every CPU the process may use (Go's default, which follows a cgroup CPU limit). 1 costs the least CPU and latency per statement at low concurrency, as HAProxy's nbthread 1: the event loop then never wakes another CPU's thread between two statements (after each batch of events netpoll yields, and Go hands the yield to an idle CPU, two futex calls each time); it caps obgate at one CPU. Read at start (before work_thread_num sizes the event loops) and applied at once when changed.",
+		ref: intRef(func(c *Config) *int64 { return &c.GoMaxProcs })},
 
 	// Memory, and ODP items that obgate accepts so that existing start scripts keep working.
 	{name: "proxy_mem_limited", def: "2G", rng: "[16MB,]", level: LevelUser,

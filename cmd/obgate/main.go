@@ -67,6 +67,12 @@ func run(args []string) int {
 	warnings := warnlog.NewRing(warnlog.DefaultSize)
 	log := slog.New(warnlog.NewHandler(warnings, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	store.Subscribe(func(_, c *config.Config) { level.Set(c.LogLevel()) })
+	applyMaxProcs(store.Load().GoMaxProcs)
+	store.Subscribe(func(old, c *config.Config) {
+		if old == nil || old.GoMaxProcs != c.GoMaxProcs {
+			applyMaxProcs(c.GoMaxProcs)
+		}
+	})
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
 	}
