@@ -42,6 +42,15 @@ func handoverPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 	return ends[0], ends[1]
 }
 
+// linkServers has from hand its sessions to to, as a hot upgrade's commit
+// does (from's Shutdown then moves them).
+func linkServers(t *testing.T, from, to *testkit.Proxy) {
+	t.Helper()
+	a, b := handoverPair(t)
+	go func() { _ = to.Server.AdoptSessions(b) }()
+	from.Server.HandOverSessions(a)
+}
+
 // dialCounter counts the connections a pool opens.
 type dialCounter struct {
 	driver.Connector
@@ -222,9 +231,7 @@ func TestHandoverRefusedSessionsDrain(t *testing.T) {
 	if err := to.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
-	a, b := handoverPair(t)
-	go func() { _ = to.Server.AdoptSessions(b) }()
-	from.Server.HandOverSessions(a)
+	linkServers(t, from, to)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	drained := make(chan error, 1)
@@ -251,9 +258,7 @@ func TestHandoverNetTransportDrains(t *testing.T) {
 	to := startProxy(t, "netpoll")
 	load := startHandoverLoad(t, from, 3)
 	load.waitOps(t, 20)
-	a, b := handoverPair(t)
-	go func() { _ = to.Server.AdoptSessions(b) }()
-	from.Server.HandOverSessions(a)
+	linkServers(t, from, to)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	drained := make(chan error, 1)
@@ -299,9 +304,7 @@ func TestHandoverOceanBaseSessions(t *testing.T) {
 	load.waitOps(t, 50)
 	dials := load.dials.Load()
 
-	a, b := handoverPair(t)
-	go func() { _ = to.Server.AdoptSessions(b) }()
-	from.Server.HandOverSessions(a)
+	linkServers(t, from, to)
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := from.Shutdown(sctx); err != nil {
@@ -355,9 +358,7 @@ func TestHandoverTLSClientsDrain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, b := handoverPair(t)
-	go func() { _ = to.Server.AdoptSessions(b) }()
-	from.Server.HandOverSessions(a)
+	linkServers(t, from, to)
 	if err := from.Shutdown(ctx); err != nil {
 		t.Fatalf("drain: %v", err)
 	}
@@ -465,9 +466,7 @@ func TestHandoverTLSServerSessionsDrain(t *testing.T) {
 	if _, err := c.Query("SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
-	a, b := handoverPair(t)
-	go func() { _ = to.Server.AdoptSessions(b) }()
-	from.Server.HandOverSessions(a)
+	linkServers(t, from, to)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := from.Shutdown(ctx); err != nil {

@@ -404,6 +404,60 @@ func (m *sessionMarker) check(t *testing.T, when string) {
 	}
 }
 
+var upgradePIDRe = regexp.MustCompile(`\bpid:(\d+)`)
+
+// servingPID is the pid of the process that answers on addr, from SHOW
+// PROXYINFO UPGRADE; it is killed when the test ends (it is no child of
+// the test).
+func servingPID(t *testing.T, addr string) int {
+	t.Helper()
+	info := upgradeInfo(t, addr)
+	m := upgradePIDRe.FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no pid in %s", info)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	killLater(t, pid)
+	return pid
+}
+
+// upgradeChain upgrades p by SIGUSR2 to each build in turn (moved to exe,
+// obgate's path): each time the old process must exit (its sessions
+// handed over), after runs, the load goes on and the marker session is
+// intact. It returns the newest process's pid.
+func upgradeChain(t *testing.T, p *obgateProc, exe string, builds []string, load *appLoad, marker *sessionMarker, after func(i int)) int {
+	t.Helper()
+	pid := p.pid()
+	for i, b := range builds {
+		if err := os.Rename(b, exe); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, pid, 60*time.Second)
+		if after != nil {
+			after(i)
+		}
+		pid = servingPID(t, p.addr())
+		load.waitOps(t, 100)
+		marker.check(t, fmt.Sprintf("upgrade %d", i+1))
+	}
+	return pid
+}
+
+// checkAllHandedOver: the pool opened no connection since dials, and the
+// newest process lists the marker and the pool's 16 sessions.
+func checkAllHandedOver(t *testing.T, p *obgateProc, load *appLoad, dials int64, marker *sessionMarker) {
+	t.Helper()
+	if n := load.dials.Load() - dials; n != 0 {
+		t.Errorf("the pool opened %d connections during the upgrades; its sessions should have been handed over", n)
+	}
+	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] || len(ids) < 17 {
+		t.Errorf("the newest process serves sessions %v; want the marker %d and the pool's 16", ids, marker.c.ConnectionID())
+	}
+}
+
 // sessionIDs lists the client session ids SHOW PROXYSESSION shows on
 // the process addr reaches, but its own.
 func sessionIDs(t *testing.T, addr string) map[uint32]bool {
@@ -561,37 +615,13 @@ func TestHotUpgradeSIGUSR2Chain(t *testing.T) {
 	marker := newSessionMarker(t, p.addr())
 	load.waitOps(t, 50)
 	dials := load.dials.Load()
-	pid := p.pid()
-	for i, b := range builds {
-		if err := os.Rename(b, exe); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
-			t.Fatal(err)
-		}
-		waitGone(t, pid, 60*time.Second)
+	pid := upgradeChain(t, p, exe, builds, load, marker, func(i int) {
 		want := fmt.Sprintf("chain-%d", i+1)
 		if v := proxyVersion(t, p.addr()); v != want {
 			t.Fatalf("upgrade %d: a new session reached %s, want %s", i+1, v, want)
 		}
-		info := upgradeInfo(t, p.addr())
-		m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(info)
-		if m == nil {
-			t.Fatalf("no pid in %s", info)
-		}
-		pid, _ = strconv.Atoi(m[1])
-		killLater(t, pid)
-		load.waitOps(t, 100)
-		marker.check(t, fmt.Sprintf("upgrade %d", i+1))
-	}
-	// Every session is served by the newest process: the pool opened no
-	// connection since the first upgrade, and the marker is listed there.
-	if n := load.dials.Load() - dials; n != 0 {
-		t.Errorf("the pool opened %d connections during three upgrades; its sessions should have been handed over", n)
-	}
-	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] || len(ids) < 17 {
-		t.Errorf("the newest process serves sessions %v; want the marker %d and the pool's 16", ids, marker.c.ConnectionID())
-	}
+	})
+	checkAllHandedOver(t, p, load, dials, marker)
 	load.finish(t, direct, 0)
 	marker.c.Close()
 	// Nothing inherited is left open: once the load's sessions are gone
@@ -693,31 +723,8 @@ func TestHotUpgradeOceanBaseChain(t *testing.T) {
 	marker := newSessionMarkerAs(t, p.addr(), mysqlproto.ClientOptions{User: user, Password: password}, false)
 	load.waitOps(t, 50)
 	dials := load.dials.Load()
-	pid := p.pid()
-	for i, b := range builds {
-		if err := os.Rename(b, exe); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
-			t.Fatal(err)
-		}
-		waitGone(t, pid, 60*time.Second)
-		info := upgradeInfo(t, p.addr())
-		m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(info)
-		if m == nil {
-			t.Fatalf("no pid in %s", info)
-		}
-		pid, _ = strconv.Atoi(m[1])
-		killLater(t, pid)
-		load.waitOps(t, 100)
-		marker.check(t, fmt.Sprintf("upgrade %d", i+1))
-	}
-	if n := load.dials.Load() - dials; n != 0 {
-		t.Errorf("the pool opened %d connections during three upgrades; its sessions should have been handed over", n)
-	}
-	if ids := sessionIDs(t, p.addr()); !ids[marker.c.ConnectionID()] || len(ids) < 17 {
-		t.Errorf("the newest process serves sessions %v; want the marker %d and the pool's 16", ids, marker.c.ConnectionID())
-	}
+	pid := upgradeChain(t, p, exe, builds, load, marker, nil)
+	checkAllHandedOver(t, p, load, dials, marker)
 	load.finish(t, direct, 0)
 	marker.c.Close()
 	// No client descriptor the hand-overs brought is left open in the
@@ -794,12 +801,7 @@ func TestHotUpgradeToBuildWithoutHandover(t *testing.T) {
 	}
 	waitGone(t, old, 30*time.Second)
 	took := time.Since(started)
-	m := regexp.MustCompile(`pid:(\d+)`).FindStringSubmatch(upgradeInfo(t, p.addr()))
-	if m == nil {
-		t.Fatal("no pid in SHOW PROXYINFO UPGRADE")
-	}
-	pid, _ := strconv.Atoi(m[1])
-	killLater(t, pid)
+	pid := servingPID(t, p.addr())
 	load.waitOps(t, 100)
 	if n := load.dials.Load() - dials; n == 0 {
 		t.Error("the pool opened no connection: its sessions were not drained to the new process")
