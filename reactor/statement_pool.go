@@ -8,10 +8,11 @@ import "sync"
 // each) and a busy process reuses a few, buffers included.
 var statementPool = sync.Pool{New: func() any { return new(statement) }}
 
-// newStatement is a statement value of s from the pool.
+// newStatement is a statement value of s from the pool (empty: given
+// back reset, or new).
 func newStatement(s *Session) *statement {
 	st := statementPool.Get().(*statement)
-	*st = statement{s: s, tried: st.tried[:0], heldERR: st.heldERR[:0]}
+	st.s = s
 	return st
 }
 
@@ -40,6 +41,7 @@ func (s *Session) giveBackStatement() {
 	if st.kept != nil {
 		st.releaseKept()
 	}
-	*st = statement{tried: st.tried[:0], heldERR: st.heldERR[:0]}
+	*st = st.next()
+	st.s = nil
 	statementPool.Put(st)
 }
