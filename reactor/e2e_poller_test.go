@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +32,9 @@ func TestE2EPollerServesStatements(t *testing.T) {
 	}
 	defer stmt.Close()
 	const count = 200
-	before, handOffs := reactor.PolledFinished(), reactor.PollerHandOffs()
+	// The prepare went to a goroutine, which serves what the client sends
+	// before it gives the session back (serveOffPoller): count those.
+	before, handOffs, followed := reactor.PolledFinished(), reactor.PollerHandOffs(), reactor.FollowedOffPoller()
 	for i := range count {
 		var got int
 		if err := stmt.QueryRowContext(ctx, i).Scan(&got); err != nil || got != i+1 {
@@ -44,25 +47,48 @@ func TestE2EPollerServesStatements(t *testing.T) {
 	}
 	// The poller counts a command once its answer went out, so the last
 	// one may be counted just after the client read it.
-	testkit.Eventually(t, hangLimit, func() bool { return reactor.PolledFinished()-before >= 2*count },
-		"%d of %d statements ended on the poller", reactor.PolledFinished()-before, 2*count)
+	served := func() uint64 {
+		return reactor.PolledFinished() - before + reactor.FollowedOffPoller() - followed
+	}
+	testkit.Eventually(t, hangLimit, func() bool { return served() >= 2*count },
+		"%d of %d statements ended on the poller or after the prepare", served(), 2*count)
 	if n := reactor.PollerHandOffs() - handOffs; n != 0 {
 		t.Errorf("%d statements were handed to a goroutine", n)
+	}
+	// Only a quick client's first few can come before the prepare's
+	// goroutine lets go; none of the rest.
+	if n := reactor.FollowedOffPoller() - followed; n > 2 {
+		t.Errorf("%d statements were served by the prepare's goroutine", n)
 	}
 
 	// A statement obgate answers itself goes off the poller and the
 	// session comes back to it.
+	// The statement after it may come before that goroutine lets go, so
+	// the client waits until the session is idle again (the goroutine's
+	// last step before it looks for more input).
 	before, handOffs = reactor.PolledFinished(), reactor.PollerHandOffs()
 	if _, err := conn.ExecContext(ctx, "SHOW PROXYSESSION"); err != nil {
 		t.Fatalf("SHOW PROXYSESSION: %v", err)
 	}
-	if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(new(int)); err != nil {
-		t.Fatal(err)
+	id, _ := strconv.ParseUint(onlySession(t, p).id, 10, 32)
+	sess, ok := p.Server.Session(uint32(id))
+	if !ok {
+		t.Fatal("the client session is gone")
 	}
-	testkit.Eventually(t, hangLimit, func() bool { return reactor.PolledFinished()-before >= 1 },
-		"the statement after an internal command did not end on the poller")
-	if n := reactor.PolledFinished() - before; n != 1 {
-		t.Errorf("after an internal command, %d statements ended on the poller, want 1", n)
+	testkit.Eventually(t, hangLimit, func() bool { return sess.State() == reactor.StateIdle },
+		"the session did not go idle after an internal command")
+	followed = reactor.FollowedOffPoller()
+	const after = 3
+	for range after {
+		if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(new(int)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Eventually(t, hangLimit, func() bool { return served() >= after },
+		"the statements after an internal command were not served")
+	if n := reactor.PolledFinished() - before; n < after-1 {
+		t.Errorf("after an internal command, %d of %d statements ended on the poller (%d followed off it)",
+			n, after, reactor.FollowedOffPoller()-followed)
 	}
 	if n := reactor.PollerHandOffs() - handOffs; n != 1 {
 		t.Errorf("%d commands were handed to a goroutine, want 1 (the internal command)", n)

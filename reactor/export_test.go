@@ -19,6 +19,10 @@ func ReadBoundPauses() uint64 { return npbound.Pauses() }
 func PolledFinished() uint64 { return polledFinished.Load() }
 func PollerHandOffs() uint64 { return pollerHandOffs.Load() }
 
+// FollowedOffPoller counts commands a goroutine served after a hand-off
+// because they arrived before it gave the session back to the poller.
+func FollowedOffPoller() uint64 { return followedOffPoller.Load() }
+
 // SweepAt runs one pass of the server's sweeper as if at now.
 func (srv *Server) SweepAt(now time.Time) { srv.sweep(now) }
 

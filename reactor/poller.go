@@ -130,6 +130,9 @@ type answerWait struct {
 var (
 	polledFinished atomic.Uint64 // commands that started and ended on the poller
 	pollerHandOffs atomic.Uint64 // commands handed to a goroutine
+	// followedOffPoller counts commands a goroutine served because they
+	// arrived while it still owned the session after one handed to it.
+	followedOffPoller atomic.Uint64
 )
 
 // onClientInput runs on the poller after each read of the client
@@ -398,6 +401,7 @@ func (d *driver) serveOffPoller(err error) {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
+		followedOffPoller.Add(1)
 		err = s.serveCommandContained()
 	}
 }
