@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
 )
 
 // ErrGone says a connection was closed while it joined netpoll.
@@ -17,6 +18,13 @@ var pauses atomic.Uint64
 // Pauses is how many times any bounded connection stopped being read
 // (tests read it).
 func Pauses() uint64 { return pauses.Load() }
+
+// readsAgain counts the reads that followed a full one in the same event.
+var readsAgain atomic.Uint64
+
+// ReadsAgain is how many times a read that filled its buffer was followed
+// at once by another (tests read it).
+func ReadsAgain() uint64 { return readsAgain.Load() }
 
 // A Bound stops netpoll from reading a connection while its input
 // backlog is over a high-water mark and lets it read again once the
@@ -55,7 +63,24 @@ type Bound struct {
 	// is set while it runs.
 	onInput atomic.Pointer[func()]
 	inInput atomic.Bool
+
+	// booked is the size of the buffer netpoll gave the poller's last
+	// read, and again the vector for the read that follows a full one
+	// (readAgain). The poller only.
+	booked int
+	again  [1][]byte
 }
+
+// readAgainMax is the largest booking after which a full read is followed
+// by another one in the same event. netpoll books the rest of its current
+// buffer node (nodes start at 512 B), so an answer of a few hundred bytes
+// often straddles two nodes and arrives in two reads: without the second
+// read at once, the first half would go to the client on its own (one
+// more write, one more wake-up of the client) and the second would wait
+// for the next epoll_wait. Larger bookings are a stream being read, which
+// netpoll's next event goes on with, as fair to the poller's other
+// connections as before.
+const readAgainMax = 16 << 10
 
 // New installs a bound on conn, a connection netpoll registered
 // a moment ago that nothing reads yet.
@@ -82,6 +107,9 @@ func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 // inputAck runs on the poller after each read into the connection.
 func (rb *Bound) inputAck(n int) error {
 	err := rb.ack(n)
+	if n > 0 && n == rb.booked && n <= readAgainMax && rb.in.Len() < rb.high {
+		rb.readAgain()
+	}
 	if !rb.paused.Load() && rb.in.Len() >= rb.high {
 		rb.pause()
 	}
@@ -96,10 +124,38 @@ func (rb *Bound) inputAck(n int) error {
 // inputBuffers runs on the poller before each read: the buffers to read
 // into, none while frozen.
 func (rb *Bound) inputBuffers(vs [][]byte) [][]byte {
+	rb.booked = 0
 	if rb.noInput.Load() {
 		return nil
 	}
-	return rb.inputs(vs)
+	vs = rb.inputs(vs)
+	for _, b := range vs {
+		rb.booked += len(b)
+	}
+	return vs
+}
+
+// readAgain reads the socket once more after a read that filled its
+// buffer, inside the same event, before anyone is told of the input:
+// netpoll books a new node for it. A read that finds nothing (EAGAIN),
+// the end of the stream or an error acknowledges nothing; epoll is
+// level-triggered, so netpoll's next event sees the end or the error
+// itself. The poller, from inputAck.
+func (rb *Bound) readAgain() {
+	if rb.noInput.Load() {
+		return
+	}
+	vs := rb.inputs(rb.again[:])
+	if len(vs) != 1 || len(vs[0]) == 0 {
+		return
+	}
+	m, err := unix.Read(rb.h.fd, vs[0])
+	vs[0] = nil
+	if err != nil || m < 0 {
+		m = 0
+	}
+	_ = rb.ack(m)
+	readsAgain.Add(1)
 }
 
 // InInput reports whether the poller is running the connection's onInput

@@ -192,6 +192,45 @@ func TestOnInputRunsAfterEachRead(t *testing.T) {
 	}
 }
 
+// TestFullReadIsFollowedAtOnce: a message that straddles the end of
+// netpoll's buffer node, which a first read fills, is read whole within
+// the same event, so the consumer is told once, with all of it. Messages
+// of 300 bytes, each consumed before the next, cross a node's end every
+// few dozen (nodes are 8 KiB by default here, 512 B in obgate).
+func TestFullReadIsFollowedAtOnce(t *testing.T) {
+	conn, peer := pair(t)
+	defer unix.Close(peer)
+	defer conn.Close()
+	rb, err := New(conn, 1<<20, 256<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan int, 16)
+	rb.SetOnInput(func() { seen <- conn.Reader().Len() })
+	msg := make([]byte, 300)
+	again := ReadsAgain()
+	for i := range 100 {
+		if _, err := unix.Write(peer, msg); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case n := <-seen:
+			if n != len(msg) {
+				t.Fatalf("message %d: told of %d bytes, want all %d at once", i, n, len(msg))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("onInput did not run for message %d", i)
+		}
+		if _, err := conn.Reader().Next(len(msg)); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Reader().Release()
+	}
+	if ReadsAgain() == again {
+		t.Fatal("no read filled its buffer: the messages never crossed a node's end")
+	}
+}
+
 // TestFreezeLeavesInputInKernel: bytes that arrive while a connection is
 // frozen stay in the kernel for whoever reads the descriptor next (a
 // process the session was handed to), and Thaw lets netpoll read again.

@@ -6,5 +6,10 @@
 // (ErrLayout) when a netpoll upgrade changed them, which TestLayout
 // reports.
 //
+// Through the same hooks a bound also reads a connection once more, in
+// the same event, after a read that filled the small buffer netpoll gave
+// it (readAgain), so that a packet straddling two of netpoll's buffer
+// nodes reaches the consumer whole.
+//
 // Nothing outside this package touches netpoll's internals.
 package npbound
