@@ -93,7 +93,6 @@ func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	_ = npbound.TrimWriteVectors(conn) // without it, netpoll's 32 vectors serve
 	return conn, nil
 }
 

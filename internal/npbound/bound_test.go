@@ -1,11 +1,9 @@
 package npbound
 
 import (
-	"bytes"
 	"net"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
@@ -27,58 +25,6 @@ func TestLayout(t *testing.T) {
 	}
 	if conn.LocalAddr() != local || conn.RemoteAddr() != remote {
 		t.Fatalf("addresses %v %v, want %v %v", conn.LocalAddr(), conn.RemoteAddr(), local, remote)
-	}
-}
-
-// TestTrimWriteVectors: a trimmed connection holds WriteVectors write
-// vectors, and an output of many more buffer nodes than that still
-// arrives whole and in order.
-func TestTrimWriteVectors(t *testing.T) {
-	conn, peer := pair(t)
-	defer unix.Close(peer)
-	defer conn.Close()
-	if err := TrimWriteVectors(conn); err != nil {
-		t.Fatal(err)
-	}
-	l := npLayout.Load()
-	b := *(*unsafe.Pointer)(unsafe.Add(connPointer(conn), l.barrierOff))
-	if n := len(*(*[][]byte)(unsafe.Add(b, l.bsOff))); n != WriteVectors {
-		t.Fatalf("%d write vectors after the trim, want %d", n, WriteVectors)
-	}
-	// Pieces of 8 KiB each become a node of their own (netpoll links
-	// large slices instead of copying them).
-	const pieces, size = 40, 8 << 10
-	var want []byte
-	for i := range pieces {
-		p := bytes.Repeat([]byte{byte('a' + i%26)}, size)
-		want = append(want, p...)
-		if _, err := conn.Writer().WriteBinary(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := make(chan []byte, 1)
-	go func() {
-		buf := make([]byte, len(want))
-		n := 0
-		for n < len(buf) {
-			k, err := unix.Read(peer, buf[n:])
-			if k <= 0 || err != nil {
-				break
-			}
-			n += k
-		}
-		got <- buf[:n]
-	}()
-	if err := conn.Writer().Flush(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case b := <-got:
-		if !bytes.Equal(b, want) {
-			t.Fatalf("the peer read %d bytes, not the %d written in order", len(b), len(want))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the output did not arrive")
 	}
 }
 

@@ -9,9 +9,7 @@
 // Through the same hooks a bound also reads a connection once more, in
 // the same event, after a read that filled the small buffer netpoll gave
 // it (readAgain), so that a packet straddling two of netpoll's buffer
-// nodes reaches the consumer whole; and TrimWriteVectors gives each
-// connection 8 write vectors instead of netpoll's 32, 1 KiB less for as
-// long as it lives.
+// nodes reaches the consumer whole.
 //
 // Nothing outside this package touches netpoll's internals.
 package npbound

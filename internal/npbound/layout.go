@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"github.com/cloudwego/netpoll"
@@ -45,12 +44,6 @@ type npLayoutInfo struct {
 	pollType    reflect.Type // *netpoll.defaultPoll
 	localOff    uintptr      // connection.netFD.localAddr (net.Addr)
 	remoteOff   uintptr      // connection.netFD.remoteAddr (net.Addr)
-	// The write vectors (TrimWriteVectors); barrierOK is false when
-	// they are not as expected, and the rest still works.
-	barrierOK  bool
-	barrierOff uintptr // connection.outputBarrier (*barrier)
-	bsOff      uintptr // barrier.bs ([][]byte)
-	ivsOff     uintptr // barrier.ivs ([]syscall.Iovec)
 }
 
 var npLayout atomic.Pointer[npLayoutInfo]
@@ -102,58 +95,7 @@ func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
 	*l = npLayoutInfo{ok: true, connType: ct, operatorOff: opField.Offset, stateOff: state.Offset,
 		pollType: pt,
 		localOff: fieldOffset(ct.Elem(), local), remoteOff: fieldOffset(ct.Elem(), remote)}
-	l.learnBarrier(ct.Elem())
 	return l
-}
-
-// learnBarrier finds the connection's write vectors: a pointer to a
-// struct of bs [][]byte and ivs []syscall.Iovec.
-func (l *npLayoutInfo) learnBarrier(conn reflect.Type) {
-	f, ok := conn.FieldByName("outputBarrier")
-	if !ok || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
-		return
-	}
-	bt := f.Type.Elem()
-	bs, ok1 := bt.FieldByName("bs")
-	ivs, ok2 := bt.FieldByName("ivs")
-	if !ok1 || !ok2 || bs.Type != reflect.TypeOf([][]byte(nil)) || ivs.Type != reflect.TypeOf([]syscall.Iovec(nil)) {
-		return
-	}
-	l.barrierOK, l.barrierOff, l.bsOff, l.ivsOff = true, fieldOffset(conn, f), bs.Offset, ivs.Offset
-}
-
-// WriteVectors is how many buffers a connection's own flush hands to one
-// sendmsg after TrimWriteVectors. netpoll gives every connection 32 (1.3
-// KiB, kept for the connection's life, idle or not); obgate's statements
-// write their answers straight to the socket, and the flushes that remain
-// rarely have more than a few buffer nodes. A longer output is not cut
-// short: what one sendmsg did not take goes on from the poller, which
-// writes with its own vectors.
-const WriteVectors = 8
-
-// TrimWriteVectors gives conn, a connection netpoll.NewFDConnection made
-// a moment ago that nothing has written to yet, WriteVectors write
-// vectors instead of netpoll's 32: about 1 KiB less per connection for as
-// long as it lives. A connection already trimmed (its vectors came from
-// netpoll's pool, back from a closed one) keeps them. It reports
-// ErrLayout, and changes nothing, when netpoll's layout is not known.
-func TrimWriteVectors(conn netpoll.Connection) error {
-	l := learnNPLayout(conn)
-	if !l.ok || !l.barrierOK || reflect.TypeOf(conn) != l.connType {
-		return ErrLayout
-	}
-	b := *(*unsafe.Pointer)(unsafe.Add(connPointer(conn), l.barrierOff))
-	if b == nil {
-		return ErrLayout
-	}
-	bs := (*[][]byte)(unsafe.Add(b, l.bsOff))
-	ivs := (*[]syscall.Iovec)(unsafe.Add(b, l.ivsOff))
-	if len(*bs) <= WriteVectors && len(*ivs) <= WriteVectors {
-		return nil
-	}
-	*bs = make([][]byte, WriteVectors)
-	*ivs = make([]syscall.Iovec, WriteVectors)
-	return nil
 }
 
 // fieldOffset is f's offset from the start of struct t, f possibly
