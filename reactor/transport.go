@@ -358,10 +358,11 @@ func newPollerSet(n int) (*pollerSet, error) {
 	var err error
 	pollerOnce.Do(func() {
 		netpoll.SetLoggerOutput(io.Discard)
-		// Buffers start small: an idle connection keeps its first input
-		// and output nodes, and a statement's packets are mostly a few
-		// hundred bytes; input reads grow (doubling) for large answers
-		// and drop back when those are consumed.
+		// Buffers start small: an idle connection keeps its first output
+		// node, and a statement's packets are mostly a few hundred
+		// bytes. Input reads grow (doubling) for large answers; a
+		// bounded connection gives its input node back once everything
+		// read was consumed (npbound), so an idle one holds none.
 		netpoll.LinkBufferCap = npBufferSize
 		err = netpoll.Configure(netpoll.Config{PollerNum: n, BufferSize: npBufferSize})
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
@@ -97,11 +98,38 @@ func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 	h.op.InputAck = rb.inputAck
 	rb.inputs = h.op.Inputs
 	h.op.Inputs = rb.inputBuffers
+	dropIdleInput(conn)
 	h.unlockOperator()
 	// Close callbacks run newest first: this one before netpoll's own,
 	// which closes the descriptor.
 	_ = conn.AddCloseCallback(rb.closing)
 	return rb, nil
+}
+
+// idleDropSize is the size of the input nodes of a connection whose
+// input is dropped once consumed. netpoll gives back a connection's last
+// input node when everything read was consumed (Release) only while the
+// connection's largest read so far (maxSize) is over 8 KiB; below that
+// it keeps the node for the next read, 512 bytes a connection, idle or
+// not, and a next answer often straddles its end. From 16 KiB (the
+// buffer pool's size class above 8 KiB) every read of a consumed
+// connection starts a fresh node from the pool, and an idle connection
+// holds none. An active one holds 16 KiB while it has input, as HAProxy's
+// buffers do.
+const idleDropSize = 16 << 10
+
+// dropIdleInput makes netpoll give back conn's input node once its input
+// is consumed (idleDropSize). The caller holds the operator's event lock,
+// which orders the write with the poller's own of the same field.
+func dropIdleInput(conn netpoll.Connection) {
+	l := npLayout.Load()
+	if l == nil || !l.maxSizeOK {
+		return
+	}
+	p := (*int)(unsafe.Add(connPointer(conn), l.maxSizeOff))
+	if *p < idleDropSize {
+		*p = idleDropSize
+	}
 }
 
 // inputAck runs on the poller after each read into the connection.

@@ -194,10 +194,34 @@ func TestOnInputRunsAfterEachRead(t *testing.T) {
 
 // TestFullReadIsFollowedAtOnce: a message that straddles the end of
 // netpoll's buffer node, which a first read fills, is read whole within
-// the same event, so the consumer is told once, with all of it. Messages
-// of 300 bytes, each consumed before the next, cross a node's end every
-// few dozen (nodes are 8 KiB by default here, 512 B in obgate).
+// the same event, so the consumer is told once, with all of it. The
+// consumer keeps one byte back each time, so that netpoll keeps filling
+// the same node, and messages of 300 bytes cross its end every few dozen.
 func TestFullReadIsFollowedAtOnce(t *testing.T) {
+	again := ReadsAgain()
+	sendMessages(t, 1)
+	if ReadsAgain() == again {
+		t.Fatal("no read filled its buffer: the messages never crossed a node's end")
+	}
+}
+
+// TestConsumedInputStartsFreshNode: once the consumer took everything,
+// netpoll gives the connection's input node back (an idle connection
+// holds none), and the next message is read into a fresh node, whole, by
+// one read.
+func TestConsumedInputStartsFreshNode(t *testing.T) {
+	again := ReadsAgain()
+	sendMessages(t, 0)
+	if n := ReadsAgain() - again; n != 0 {
+		t.Fatalf("%d reads filled their buffer: input nodes were kept after they were consumed", n)
+	}
+}
+
+// sendMessages writes 100 messages of 300 bytes to a bounded connection,
+// one at a time; after each the consumer is told once, of all of it,
+// and consumes all but keep bytes.
+func sendMessages(t *testing.T, keep int) {
+	t.Helper()
 	conn, peer := pair(t)
 	defer unix.Close(peer)
 	defer conn.Close()
@@ -208,26 +232,24 @@ func TestFullReadIsFollowedAtOnce(t *testing.T) {
 	seen := make(chan int, 16)
 	rb.SetOnInput(func() { seen <- conn.Reader().Len() })
 	msg := make([]byte, 300)
-	again := ReadsAgain()
+	kept := 0
 	for i := range 100 {
 		if _, err := unix.Write(peer, msg); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case n := <-seen:
-			if n != len(msg) {
-				t.Fatalf("message %d: told of %d bytes, want all %d at once", i, n, len(msg))
+			if n != kept+len(msg) {
+				t.Fatalf("message %d: told of %d bytes, want all %d at once", i, n, kept+len(msg))
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("onInput did not run for message %d", i)
 		}
-		if _, err := conn.Reader().Next(len(msg)); err != nil {
+		if _, err := conn.Reader().Next(kept + len(msg) - keep); err != nil {
 			t.Fatal(err)
 		}
 		_ = conn.Reader().Release()
-	}
-	if ReadsAgain() == again {
-		t.Fatal("no read filled its buffer: the messages never crossed a node's end")
+		kept = keep
 	}
 }
 

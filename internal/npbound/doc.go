@@ -9,7 +9,10 @@
 // Through the same hooks a bound also reads a connection once more, in
 // the same event, after a read that filled the small buffer netpoll gave
 // it (readAgain), so that a packet straddling two of netpoll's buffer
-// nodes reaches the consumer whole.
+// nodes reaches the consumer whole; and it has netpoll give a
+// connection's input node back once its input is consumed
+// (dropIdleInput), so that an idle connection holds none and the next
+// read starts a fresh node.
 //
 // Nothing outside this package touches netpoll's internals.
 package npbound

@@ -44,6 +44,10 @@ type npLayoutInfo struct {
 	pollType    reflect.Type // *netpoll.defaultPoll
 	localOff    uintptr      // connection.netFD.localAddr (net.Addr)
 	remoteOff   uintptr      // connection.netFD.remoteAddr (net.Addr)
+	// maxSizeOK is false when connection.maxSize is not an int, and input
+	// nodes are then kept while idle (see dropIdleInput).
+	maxSizeOK  bool
+	maxSizeOff uintptr
 }
 
 var npLayout atomic.Pointer[npLayoutInfo]
@@ -95,6 +99,9 @@ func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
 	*l = npLayoutInfo{ok: true, connType: ct, operatorOff: opField.Offset, stateOff: state.Offset,
 		pollType: pt,
 		localOff: fieldOffset(ct.Elem(), local), remoteOff: fieldOffset(ct.Elem(), remote)}
+	if f, ok := ct.Elem().FieldByName("maxSize"); ok && f.Type.Kind() == reflect.Int {
+		l.maxSizeOK, l.maxSizeOff = true, fieldOffset(ct.Elem(), f)
+	}
 	return l
 }
 
