@@ -337,10 +337,19 @@ func (l *appLoad) finish(t *testing.T, direct *sql.DB, maxBroken int) {
 	close(l.stop)
 	l.wg.Wait()
 	defer l.db.Close()
+	// A drained session that races a statement breaks one of two ways:
+	// the close arrives first (a broken connection), or the ERR 1053 the
+	// drain says first is read as the statement's answer. Either way the
+	// statement never ran (the ledger below stays exact).
+	broken := 0
 	for msg, n := range l.errs {
-		if msg != mysql.ErrInvalidConn.Error() || n > maxBroken {
+		if msg != mysql.ErrInvalidConn.Error() && !strings.Contains(msg, "Error 1053 ") {
 			t.Errorf("clients saw %d × %q during the upgrade; want at most %d broken connections and no other error", n, msg, maxBroken)
 		}
+		broken += n
+	}
+	if broken > maxBroken {
+		t.Errorf("clients saw %d broken connections or shutdown errors during the upgrade (%v); want at most %d", broken, l.errs, maxBroken)
 	}
 	var rows int64
 	if err := direct.QueryRow("SELECT COUNT(*) FROM test." + l.table).Scan(&rows); err != nil {
