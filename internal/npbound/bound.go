@@ -74,13 +74,14 @@ type Bound struct {
 
 // readAgainMax is the largest booking after which a full read is followed
 // by another one in the same event. netpoll books the rest of its current
-// buffer node (nodes start at 512 B), so an answer of a few hundred bytes
-// often straddles two nodes and arrives in two reads: without the second
-// read at once, the first half would go to the client on its own (one
-// more write, one more wake-up of the client) and the second would wait
-// for the next epoll_wait. Larger bookings are a stream being read, which
-// netpoll's next event goes on with, as fair to the poller's other
-// connections as before.
+// buffer node, at most its booking size (which starts at 512 B in obgate
+// and doubles after each full read), so an answer larger than the booking,
+// or one that lands at the end of a node still holding unconsumed input,
+// arrives in two reads: without the second read at once, the first part
+// would go to the client on its own (one more write, one more wake-up of
+// the client) and the rest would wait for the next epoll_wait. Larger
+// bookings are a stream being read, which netpoll's next event goes on
+// with, as fair to the poller's other connections as before.
 const readAgainMax = 16 << 10
 
 // New installs a bound on conn, a connection netpoll registered

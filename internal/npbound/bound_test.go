@@ -157,19 +157,30 @@ func dupFD(t *testing.T, c *net.TCPConn) int {
 	return fd
 }
 
-// TestOnInputRunsAfterEachRead: the function set with SetOnInput runs on
-// the poller after netpoll published the bytes of a read, so it sees
-// them buffered.
-func TestOnInputRunsAfterEachRead(t *testing.T) {
+// watchedPair is a bounded connection, its peer's descriptor (both
+// closed when the test ends) and a channel that gets the buffered length
+// after each read (SetOnInput).
+func watchedPair(t *testing.T) (netpoll.Connection, int, chan int) {
+	t.Helper()
 	conn, peer := pair(t)
-	defer unix.Close(peer)
-	defer conn.Close()
+	t.Cleanup(func() {
+		_ = conn.Close()
+		_ = unix.Close(peer)
+	})
 	rb, err := New(conn, 1<<20, 256<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := make(chan int, 16)
 	rb.SetOnInput(func() { seen <- conn.Reader().Len() })
+	return conn, peer, seen
+}
+
+// TestOnInputRunsAfterEachRead: the function set with SetOnInput runs on
+// the poller after netpoll published the bytes of a read, so it sees
+// them buffered.
+func TestOnInputRunsAfterEachRead(t *testing.T) {
+	conn, peer, seen := watchedPair(t)
 	for i, msg := range []string{"one", "three"} {
 		if _, err := unix.Write(peer, []byte(msg)); err != nil {
 			t.Fatal(err)
@@ -222,15 +233,7 @@ func TestConsumedInputStartsFreshNode(t *testing.T) {
 // and consumes all but keep bytes.
 func sendMessages(t *testing.T, keep int) {
 	t.Helper()
-	conn, peer := pair(t)
-	defer unix.Close(peer)
-	defer conn.Close()
-	rb, err := New(conn, 1<<20, 256<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := make(chan int, 16)
-	rb.SetOnInput(func() { seen <- conn.Reader().Len() })
+	conn, peer, seen := watchedPair(t)
 	msg := make([]byte, 300)
 	kept := 0
 	for i := range 100 {
