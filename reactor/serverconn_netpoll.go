@@ -136,23 +136,6 @@ func (c *npServerConn) tryWrite(p []byte) (int, error) {
 	return writeNow(c.fd, p)
 }
 
-// writeNow writes p to the non-blocking socket fd as far as the kernel
-// takes it now.
-func writeNow(fd int, p []byte) (int, error) {
-	for {
-		n, err := unix.Write(fd, p)
-		switch err {
-		case nil:
-			return n, nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return 0, nil
-		}
-		return 0, err
-	}
-}
-
 func (c *npServerConn) enter() bool {
 	if c.busy.Add(1)&(npClosing|npClosed) != 0 {
 		c.exit()

@@ -1,0 +1,60 @@
+package reactor
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// sendFlags make a socket write never wait (even on a descriptor that is
+// not in non-blocking mode) and never raise SIGPIPE on a broken
+// connection: the caller gets EPIPE instead.
+const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
+
+// writeNow writes p to the socket fd as far as the kernel takes it now
+// and returns how much it took; a full socket buffer is 0 bytes and no
+// error. Any goroutine that owns fd's writes, the poller included.
+//
+// It is the statement path's write, two per statement in each direction's
+// relay, so it is a sendto(2) through RawSyscall: sendto goes straight to
+// the socket layer, skipping write(2)'s file layer, and a call that never
+// waits need not tell the scheduler it is in a system call (the
+// entersyscall/exitsyscall pair of unix.Write), which netpoll's own
+// sends and reads skip the same way. A descriptor that is not a socket
+// (ENOTSOCK) is written with write(2).
+func writeNow(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		r, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), sendFlags, 0, 0)
+		switch e {
+		case 0:
+			return int(r), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		case unix.ENOTSOCK:
+			return writeFile(fd, p)
+		}
+		return 0, e
+	}
+}
+
+// writeFile is writeNow for a descriptor that is not a socket.
+func writeFile(fd int, p []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		}
+		return 0, err
+	}
+}
