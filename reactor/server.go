@@ -189,6 +189,11 @@ func (srv *Server) Config() *config.Store { return srv.cfg }
 // Version returns obgate's version string.
 func (srv *Server) Version() string { return srv.version }
 
+// ErrServerClosed is what Serve returns when Shutdown began before it:
+// the listener is closed at once and nothing was accepted. A Serve that
+// was running when Shutdown began returns nil.
+var ErrServerClosed = errors.New("reactor: server is shutting down")
+
 // Serve accepts connections on ln until ln is closed or Shutdown is
 // called; accept failures are waited out, never returned. Each
 // connection's login runs on its own goroutine; afterwards the session
@@ -198,7 +203,8 @@ func (srv *Server) Serve(ln net.Listener) error {
 	srv.mu.Lock()
 	if srv.draining.Load() {
 		srv.mu.Unlock()
-		return errors.New("reactor: server is shutting down")
+		_ = ln.Close() // as Shutdown closes the listeners it found
+		return ErrServerClosed
 	}
 	srv.listeners = append(srv.listeners, ln)
 	srv.mu.Unlock()
