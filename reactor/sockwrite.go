@@ -16,13 +16,14 @@ const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 // and returns how much it took; a full socket buffer is 0 bytes and no
 // error. Any goroutine that owns fd's writes, the poller included.
 //
-// It is the statement path's write, two per statement in each direction's
-// relay, so it is a sendto(2) through RawSyscall: sendto goes straight to
-// the socket layer, skipping write(2)'s file layer, and a call that never
-// waits need not tell the scheduler it is in a system call (the
-// entersyscall/exitsyscall pair of unix.Write), which netpoll's own
-// sends and reads skip the same way. A descriptor that is not a socket
-// (ENOTSOCK) is written with write(2).
+// It is the statement path's write, one per statement in each direction
+// (the request to the server, the answer to the client), so it is a
+// sendto(2) through RawSyscall: sendto goes straight to the socket layer,
+// skipping write(2)'s file layer, and a call that never waits need not
+// tell the scheduler it is in a system call (the entersyscall/exitsyscall
+// pair of unix.Write); netpoll's own sends and reads skip it the same
+// way. A descriptor that is not a socket (ENOTSOCK) is written with
+// write(2).
 func writeNow(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
