@@ -155,6 +155,7 @@ func (st *statement) mysqlCommand(cmd mysqlproto.Command, body []byte, whole boo
 // forward sends the client's command to the server and streams the answer.
 func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
 	s := st.s
+	st.beforeRequest()
 	sent, err := st.relayPacket(n, true)
 	s.countIn(int(sent))
 	if err != nil {

@@ -54,6 +54,7 @@ func (m *mysqlSide) learnSessionState(raw []byte) {
 // answerFailure.
 func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 	s := st.s
+	st.beforeRequest()
 	if err := be.writeRequest(pkt, true, true); err != nil {
 		if err = s.side.refusedWrite(pkt, err); err != nil {
 			return s.side.brokeBeforeAnswer(err)

@@ -180,6 +180,7 @@ func (o *obSession) current() *serverConn { return o.last }
 func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
 	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
+	st.beforeRequest()
 	if _, err := s.backend.conn.Write(pkt); err != nil {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
 	}

@@ -45,6 +45,7 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 	if _, err := o.routeStatement(needAny); err != nil {
 		return s.st.refuse(n, err)
 	}
+	s.st.beforeRequest()
 	sent, err := s.st.relayPacket(n, false)
 	s.countIn(int(sent))
 	if err != nil {

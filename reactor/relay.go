@@ -31,8 +31,9 @@ type responseRelay struct {
 	// checked what follows it (finishResponse, a held ERR).
 	ended bool
 	open  bool
-	// sentAt is when the relay began, just after the request went to the
-	// server; firstAt when the first byte of the answer was seen (zero
+	// sentAt is when the request was about to go to the server
+	// (statement.requestAt), or when the relay began where no send site
+	// noted it; firstAt when the first byte of the answer was seen (zero
 	// until then). They outlive the relay: countStatement reads them.
 	sentAt, firstAt time.Time
 }
@@ -58,16 +59,23 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	if be.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
 		sc.ExpectExtraOK()
 	}
-	now := time.Now()
+	sentAt := st.requestAt
+	st.requestAt = time.Time{}
 	if d := s.side.answerTimeout(); d > 0 {
+		now := time.Now()
 		_ = be.conn.SetReadDeadline(now.Add(d))
 		if s.drv.polled {
 			s.drv.armAnswerTimer(d) // nobody reads with the deadline on the poller
 		}
+		if sentAt.IsZero() {
+			sentAt = now
+		}
+	} else if sentAt.IsZero() {
+		sentAt = time.Now()
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk.
-	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true, sentAt: now}
+	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true, sentAt: sentAt}
 }
 
 // close ends the relay's hold on its window, once (relayEnd, or

@@ -162,6 +162,7 @@ func (st *statement) resendKept(o outcome) bool {
 	if st.patchOn && !st.repatch(be, st.kept) {
 		return false
 	}
+	st.beforeRequest()
 	if err := be.writeRequest(st.kept, true, true); err != nil {
 		s.side.drop(be)
 		be.close()

@@ -1,6 +1,10 @@
 package reactor
 
-import "obgate/route"
+import (
+	"time"
+
+	"obgate/route"
+)
 
 // statement is one command being served: what serving it knows (the
 // fields below), made anew at the top of serveCommand (next) so that
@@ -63,7 +67,17 @@ type statement struct {
 	// (poller.go).
 	rr   responseRelay
 	then answerWait
+	// requestAt is when the request whose answer the next relay streams
+	// was about to go to the server (beforeRequest); relayBegin takes it
+	// as the relay's sentAt, so that the server's time includes the
+	// write and never misses time the server spent while the writer was
+	// not yet scheduled again. Zero when no send site set it.
+	requestAt time.Time
 }
+
+// beforeRequest notes the moment a request is about to be written to the
+// server; the relay of its answer starts its server time there.
+func (st *statement) beforeRequest() { st.requestAt = time.Now() }
 
 // next is the statement value of the next command: empty, but for the
 // buffers of this one, which it reuses.
