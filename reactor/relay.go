@@ -61,17 +61,15 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	}
 	sentAt := st.requestAt
 	st.requestAt = time.Time{}
+	if sentAt.IsZero() {
+		sentAt = time.Now()
+	}
 	if d := s.side.answerTimeout(); d > 0 {
-		now := time.Now()
-		_ = be.conn.SetReadDeadline(now.Add(d))
+		// The answer is due d after the request went out.
+		_ = be.conn.SetReadDeadline(sentAt.Add(d))
 		if s.drv.polled {
 			s.drv.armAnswerTimer(d) // nobody reads with the deadline on the poller
 		}
-		if sentAt.IsZero() {
-			sentAt = now
-		}
-	} else if sentAt.IsZero() {
-		sentAt = time.Now()
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk.
