@@ -22,8 +22,8 @@ const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 // skipping write(2)'s file layer, and a call that never waits need not
 // tell the scheduler it is in a system call (the entersyscall/exitsyscall
 // pair of unix.Write); netpoll's own sends and reads skip it the same
-// way. A descriptor that is not a socket (ENOTSOCK) is written with
-// write(2).
+// way. Every descriptor it is given is a socket (clients and servers
+// are TCP or unix-domain connections).
 func writeNow(fd int, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -37,25 +37,7 @@ func writeNow(fd int, p []byte) (int, error) {
 			continue
 		case unix.EAGAIN:
 			return 0, nil
-		case unix.ENOTSOCK:
-			return writeFile(fd, p)
 		}
 		return 0, e
-	}
-}
-
-// writeFile is writeNow for a descriptor that is not a socket.
-func writeFile(fd int, p []byte) (int, error) {
-	for {
-		n, err := unix.Write(fd, p)
-		switch err {
-		case nil:
-			return n, nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return 0, nil
-		}
-		return 0, err
 	}
 }

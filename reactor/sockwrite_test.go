@@ -3,7 +3,6 @@ package reactor
 import (
 	"bytes"
 	"errors"
-	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -50,24 +49,5 @@ func TestWriteNowSocket(t *testing.T) {
 	unix.Close(b)
 	if _, err := writeNow(a, msg); !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
 		t.Fatalf("writeNow to a closed peer: %v, want EPIPE", err)
-	}
-}
-
-// TestWriteNowNotSocket: a descriptor that is not a socket is written
-// with write(2).
-func TestWriteNowNotSocket(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	msg := []byte("through a pipe")
-	if n, err := writeNow(int(w.Fd()), msg); n != len(msg) || err != nil {
-		t.Fatalf("writeNow = %d, %v; want %d, nil", n, err, len(msg))
-	}
-	got := make([]byte, 64)
-	if n, err := r.Read(got); err != nil || !bytes.Equal(got[:n], msg) {
-		t.Fatalf("pipe read %q, %v", got[:n], err)
 	}
 }
