@@ -58,12 +58,12 @@ var commands = [256]commandSpec{
 	mysqlproto.ComStatistics:      {inBrokenTxn: brokenRuns},
 	mysqlproto.ComProcessKill:     {serve: serveProcessKill, inBrokenTxn: brokenRuns},
 
-	mysqlproto.ComStmtPrepare:      {serve: servePrepare},
+	mysqlproto.ComStmtPrepare:      {serve: servePrepare, polled: true},
 	mysqlproto.ComStmtExecute:      {serve: serveStatement, polled: true},
 	mysqlproto.ComStmtFetch:        {serve: serveStatement},
 	mysqlproto.ComStmtReset:        {serve: serveStatement, inBrokenTxn: brokenRuns},
 	mysqlproto.ComStmtSendLongData: {serve: serveStatement, admin: adminSilent},
-	mysqlproto.ComStmtClose:        {serve: serveStatementClose, inBrokenTxn: brokenRuns, admin: adminSilent},
+	mysqlproto.ComStmtClose:        {serve: serveStatementClose, inBrokenTxn: brokenRuns, admin: adminSilent, polled: true},
 
 	mysqlproto.ComBinlogDump:     {refused: true},
 	mysqlproto.ComBinlogDumpGTID: {refused: true},
@@ -92,8 +92,8 @@ func serveProcessKill(s *Session, _ mysqlproto.Command, n int, body []byte, whol
 
 // servePrepare, serveStatement and serveStatementClose run the
 // prepared-statement commands (prepared.go).
-func servePrepare(s *Session, _ mysqlproto.Command, n int, _ []byte, _ bool, start time.Time) (bool, error) {
-	return true, s.st.prepareStatement(n, start)
+func servePrepare(s *Session, _ mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error) {
+	return true, s.st.prepareStatement(n, body, whole, start)
 }
 
 func serveStatement(s *Session, cmd mysqlproto.Command, n int, body []byte, _ bool, start time.Time) (bool, error) {

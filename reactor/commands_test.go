@@ -13,7 +13,9 @@ import (
 func TestCommandTable(t *testing.T) {
 	for i := range commands {
 		cmd, spec := mysqlproto.Command(i), commands[i]
-		if spec.polled && (!cmd.HasResponse() || spec.refused) {
+		// COM_STMT_CLOSE is the one command without an answer that the
+		// poller serves: it ends where its requests went out.
+		if spec.polled && ((!cmd.HasResponse() && cmd != mysqlproto.ComStmtClose) || spec.refused) {
 			t.Errorf("%s: the poller serves it, but it gets no answer to await or is refused", cmd)
 		}
 		if spec.admin == adminSilent && cmd.HasResponse() {

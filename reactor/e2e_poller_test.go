@@ -11,10 +11,6 @@ import (
 	"obgate/reactor"
 )
 
-// TestE2EPollerServesStatements: with netpoll, the common statements of
-// mysql routing mode (text queries and executes of prepared statements,
-// as go-sql-driver sends them) start and end on the poller, with the
-
 // followLimit is how many commands the poller tests allow the goroutine
 // that served a command off the poller to serve after it, before it
 // gives the session back (serveOffPoller serves what the client sends
@@ -23,7 +19,10 @@ import (
 // the poller's again.
 const followLimit = 8
 
-// answers the server gave; a prepare does not.
+// TestE2EPollerServesStatements: with netpoll, the common statements of
+// mysql routing mode (text queries and executes of prepared statements,
+// as go-sql-driver sends them) start and end on the poller, with the
+// answers the server gave.
 func TestE2EPollerServesStatements(t *testing.T) {
 	testkit.CheckLeaks(t)
 	p := startProxy(t, "netpoll")
@@ -41,8 +40,8 @@ func TestE2EPollerServesStatements(t *testing.T) {
 	}
 	defer stmt.Close()
 	const count = 200
-	// The prepare went to a goroutine, which serves what the client sends
-	// before it gives the session back (serveOffPoller): count those.
+	// Whatever a goroutine served after one handed to it counts as well
+	// (serveOffPoller; the login's first command may be one).
 	before, handOffs, followed := reactor.PolledFinished(), reactor.PollerHandOffs(), reactor.FollowedOffPoller()
 	for i := range count {
 		var got int
@@ -64,11 +63,8 @@ func TestE2EPollerServesStatements(t *testing.T) {
 	if n := reactor.PollerHandOffs() - handOffs; n != 0 {
 		t.Errorf("%d statements were handed to a goroutine", n)
 	}
-	// Only a quick client's first few can come before the prepare's
-	// goroutine lets go (a handful when that goroutine waits for a CPU);
-	// the session then comes back to the poller.
 	if n := reactor.FollowedOffPoller() - followed; n > followLimit {
-		t.Errorf("%d statements were served by the prepare's goroutine", n)
+		t.Errorf("%d statements were served by a goroutine after a hand-off", n)
 	}
 
 	// A statement obgate answers itself goes off the poller and the
@@ -102,6 +98,115 @@ func TestE2EPollerServesStatements(t *testing.T) {
 	}
 	if n := reactor.PollerHandOffs() - handOffs; n != 1 {
 		t.Errorf("%d commands were handed to a goroutine, want 1 (the internal command)", n)
+	}
+}
+
+// TestE2EPollerServesQueriesWithArguments: a query with arguments and no
+// explicit Prepare, as go-sql-driver sends it by default (COM_STMT_PREPARE,
+// COM_STMT_EXECUTE, COM_STMT_CLOSE), is served on the poller from its
+// prepare to its close, and each close reaches the server.
+func TestE2EPollerServesQueriesWithArguments(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	db := rootDB(t, p)
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	serverStatus := func(name string) int64 {
+		t.Helper()
+		var k string
+		var v int64
+		if err := conn.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	prepares, closes := serverStatus("Com_stmt_prepare"), serverStatus("Com_stmt_close")
+	const count = 200
+	before, handOffs, followed := reactor.PolledFinished(), reactor.PollerHandOffs(), reactor.FollowedOffPoller()
+	for i := range count {
+		var got int
+		if err := conn.QueryRowContext(ctx, "SELECT ? + 1", i).Scan(&got); err != nil || got != i+1 {
+			t.Fatalf("query %d: %d %v, want %d", i, got, err, i+1)
+		}
+	}
+	// The last close has no answer: it may be counted after the client
+	// moved on.
+	testkit.Eventually(t, hangLimit, func() bool { return reactor.PolledFinished()-before >= 3*count },
+		"%d of %d prepares, executes and closes ended on the poller", reactor.PolledFinished()-before, 3*count)
+	if n := reactor.PollerHandOffs() - handOffs; n != 0 {
+		t.Errorf("%d commands were handed to a goroutine", n)
+	}
+	if n := reactor.FollowedOffPoller() - followed; n != 0 {
+		t.Errorf("%d commands were served by a goroutine after a hand-off", n)
+	}
+	// The status reads are text queries; the server counted every
+	// prepare and close of the loop, and no other.
+	if n := serverStatus("Com_stmt_prepare") - prepares; n != count {
+		t.Errorf("the server saw %d prepares, want %d", n, count)
+	}
+	if n := serverStatus("Com_stmt_close") - closes; n != count {
+		t.Errorf("the server saw %d closes, want %d", n, count)
+	}
+}
+
+// TestE2EPollerShortServerWrites: when a server's socket takes a request
+// only in part, or not at all, a goroutine sends the rest (resumeSend for
+// a prepare, an execute or a query; finishClose for COM_STMT_CLOSE): every
+// query gets its answer and every close reaches the server, in both
+// routing modes.
+func TestE2EPollerShortServerWrites(t *testing.T) {
+	testkit.CheckLeaks(t)
+	p := startProxy(t, "netpoll")
+	c := startOBSim(t)
+	ob := startOBProxy(t, c, "netpoll")
+	for _, room := range []int64{3, -1} {
+		t.Run("room="+itoa(room), func(t *testing.T) {
+			ctx := context.Background()
+			db := rootDB(t, p)
+			db.SetMaxOpenConns(1)
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			obDB, obc := obConn(t, ob)
+			obDB.SetMaxOpenConns(1)
+			serverStatus := func(name string) int64 {
+				t.Helper()
+				var k string
+				var v int64
+				if err := conn.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			closes := serverStatus("Com_stmt_close")
+			reactor.SetServerWriteRoom(t, room)
+			const count = 50
+			handOffs := reactor.PollerHandOffs()
+			for i := range count {
+				var got int
+				if err := conn.QueryRowContext(ctx, "SELECT ? + 1", i).Scan(&got); err != nil || got != i+1 {
+					t.Fatalf("mysql mode, query %d: %d %v, want %d", i, got, err, i+1)
+				}
+				if err := obc.QueryRowContext(ctx, "SELECT ? + 2", i).Scan(&got); err != nil || got != i+2 {
+					t.Fatalf("OceanBase mode, query %d: %d %v, want %d", i, got, err, i+2)
+				}
+			}
+			// The status read is written in part too; the closes before it
+			// went out first.
+			if n := serverStatus("Com_stmt_close") - closes; n != count {
+				t.Errorf("the server saw %d closes, want %d", n, count)
+			}
+			if n := reactor.PollerHandOffs() - handOffs; n < count {
+				t.Errorf("%d commands were handed to a goroutine, want at least %d: the short writes did not happen", n, count)
+			}
+		})
 	}
 }
 

@@ -39,3 +39,11 @@ func HandoverTestState(mode byte, servers int) []byte {
 	}
 	return h.encode()
 }
+
+// SetServerWriteRoom makes the poller's writes to server sockets take at
+// most room bytes at once (-1: none; 0: as the kernel takes them), until
+// the test ends.
+func SetServerWriteRoom(tb interface{ Cleanup(func()) }, room int64) {
+	serverWriteRoom.Store(room)
+	tb.Cleanup(func() { serverWriteRoom.Store(0) })
+}

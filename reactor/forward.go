@@ -64,6 +64,26 @@ func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 	return nil
 }
 
+// tryRequest writes the one-piece request p to the current server
+// session on the poller without waiting; what its socket did not take is
+// left in then.unsent for a goroutine (sendUnsent). The caller keeps p
+// until the command ends.
+func (st *statement) tryRequest(p []byte) {
+	if rest, owned, raw := st.s.backend.tryRequest(p); rest != nil {
+		st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
+	}
+}
+
+// sendPolled is sendRequest on the poller, for a request obgate holds
+// whole and that goes to the current server session: written as far as
+// the socket takes it now (tryRequest), the rest by a goroutine. Whether
+// the server refused it shows in the answer's outcome or in sendUnsent.
+func (st *statement) sendPolled(pkt []byte) {
+	st.beforeRequest()
+	st.tryRequest(pkt)
+	st.s.countIn(len(pkt))
+}
+
 // relayPacket streams one logical client packet (whose header says n
 // payload bytes, continuation packets included) to the server, in pieces of
 // at most chunkSize, without holding it whole. It returns the number of
@@ -94,9 +114,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 			// it takes the request now; a goroutine sends the rest
 			// (sendUnsent). The request stays in the client buffer either
 			// way.
-			if rest, owned, raw := s.backend.tryRequest(p); rest != nil {
-				st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
-			}
+			st.tryRequest(p)
 			sent += int64(len(p))
 			st.kept = p
 			st.noteTunnel(p)

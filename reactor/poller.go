@@ -74,6 +74,7 @@ const (
 	resumeRelay                     // relay the rest of the answer
 	resumeOutcome                   // act on the relay's outcome (then.o)
 	resumeEnd                       // end the command with then.err
+	resumeClose                     // finish a COM_STMT_CLOSE (finishClose)
 )
 
 // driver runs a session's command phase on its transport: it moves the
@@ -122,8 +123,13 @@ type answerWait struct {
 	// server session (ranStatement).
 	ps       *prepared
 	psServer *serverConn
-	o        outcome
-	err      error
+	// closeID and closeAt are the client's statement id of a
+	// COM_STMT_CLOSE and the index, in the side's server sessions, of the
+	// one whose socket did not take it whole.
+	closeID uint32
+	closeAt int
+	o       outcome
+	err     error
 }
 
 // Counters of the poller path (tests read them).
@@ -191,6 +197,19 @@ func (d *driver) servePolled() {
 		case errNotFast:
 			s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 			d.handOff(resumeCommand)
+			return
+		case nil:
+			// A command without an answer (COM_STMT_CLOSE) ended here.
+			if d.closeDue() {
+				d.handOffEnd(nil)
+				return
+			}
+			polledFinished.Add(1)
+			if !s.afterCommand(nil) {
+				return
+			}
+		case errCloseRest:
+			d.handOff(resumeClose)
 			return
 		case errAwaiting:
 			if s.st.then.unsent != nil {
@@ -354,6 +373,8 @@ func (d *driver) resumeOffPoller() {
 		err = s.serveCommandContained()
 	case resumeEnd:
 		err = w.err
+	case resumeClose:
+		err = s.containCommand(st.finishClose)
 	default:
 		err = s.containCommand(st.resumeAnswer)
 	}
@@ -429,9 +450,10 @@ func (st *statement) sendUnsent() error {
 }
 
 // finishAwaited ends what the command began before it awaited its answer
-// (an execute's prepared statement).
+// (an execute's prepared statement, a prepare's pending statement).
 func (st *statement) finishAwaited(err error) error {
 	w := &st.then
+	st.s.stmts.endPrepare()
 	if ps := w.ps; ps != nil {
 		st.patchOn, st.retryPS = false, nil
 		if err == nil {

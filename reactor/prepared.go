@@ -65,6 +65,12 @@ func (t *stmtTable) newStmt() *prepared {
 func (t *stmtTable) close(id uint32) {
 	p := t.byID[id]
 	delete(t.byID, id)
+	t.recycle(p)
+}
+
+// recycle keeps the memory of a statement nobody refers to any more (one
+// closed, or one whose prepare did not go out) for a later prepare.
+func (t *stmtTable) recycle(p *prepared) {
 	if p == nil || len(t.free) >= maxFreeStmts {
 		return
 	}
@@ -106,36 +112,71 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // prepareStatement prepares a statement on a server session and gives the
 // client obgate's own statement id, under which the statement may later
 // run on other server sessions too.
-func (st *statement) prepareStatement(n int, start time.Time) error {
+//
+// On the poller (body holds the whole payload, borrowed from the client
+// buffer) it decides the server session before it consumes anything, so
+// that errNotFast leaves the command to a goroutine from the start; the
+// request goes out without waiting (sendPolled) and the answer is relayed
+// as it arrives, the statement staying pending until then (endPrepare).
+func (st *statement) prepareStatement(n int, body []byte, whole bool, start time.Time) error {
 	s := st.s
-	pkt, err := s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize)
-	if err != nil {
-		return err
+	polled := s.drv.polled
+	var pkt []byte
+	if polled {
+		if !whole {
+			return errNotFast
+		}
+	} else {
+		var err error
+		if pkt, err = s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize); err != nil {
+			return err
+		}
+		s.stmts.request = pkt
+		body = pkt[mysqlproto.HeaderLen+1:]
 	}
-	s.stmts.request = pkt
-	sql := pkt[mysqlproto.HeaderLen+1:]
 	p := s.stmts.newStmt()
-	p.sql = append(p.sql, sql...)
+	p.sql = append(p.sql, body...)
 	p.facts = route.Lex(p.sql)
 	p.kind = p.facts.Kind
 	kind := p.kind
 	s.side.routeBy(p, nil)
 	be, err := s.side.serverFor(needAny)
 	if err != nil {
+		s.stmts.recycle(p)
+		if polled {
+			return errNotFast // the goroutine meets the same error and answers it
+		}
 		return st.writeErrorFor(err)
 	}
+	if polled {
+		// Everything that could refuse the poller has run: take the
+		// request out of the client buffer, into obgate's own copy.
+		if pkt, err = s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize); err != nil {
+			return err
+		}
+		s.stmts.request = pkt
+	}
 	s.stmts.pending = p
-	defer func() { s.stmts.pending = nil }()
 	st.resendable = true // preparing changes nothing on the server
-	if err := st.sendRequest(be, pkt); err != nil {
+	if polled {
+		st.sendPolled(pkt)
+	} else if err := st.sendRequest(be, pkt); err != nil {
+		s.stmts.endPrepare()
 		return st.answerFailure(err, kind, start)
 	}
 	// The request is obgate's own copy: keep it, to send it again should
 	// the server fail before it answers.
 	st.kept, st.keptOwned = pkt, true
 	_, err = st.answer(mysqlproto.ComStmtPrepare, kind, start, true)
+	if err != errAwaiting { // else finishAwaited ends it
+		s.stmts.endPrepare()
+	}
 	return err
 }
+
+// endPrepare ends the COM_STMT_PREPARE in progress: later answers are
+// not a prepare's.
+func (t *stmtTable) endPrepare() { t.pending = nil }
 
 // notePrepared runs when a prepare OK passes through: it records the
 // statement under a new client id and writes that id into the packet.
@@ -355,6 +396,11 @@ func (st *statement) executeWithTypes(n int, ps *prepared, be *serverConn, bound
 
 // closeStatement closes the statement on every server session that
 // prepared it. COM_STMT_CLOSE has no answer.
+//
+// On the poller each COM_STMT_CLOSE goes out without waiting; at the first
+// one a socket does not take whole, the command stops with errCloseRest
+// and a goroutine sends the rest and closes the statement on the server
+// sessions left (finishClose).
 func (st *statement) closeStatement(n int, body []byte) error {
 	s := st.s
 	var id uint32
@@ -368,21 +414,68 @@ func (st *statement) closeStatement(n int, body []byte) error {
 		return nil
 	}
 	s.stmts.close(id)
-	// Backwards: dropBroken takes a server session out of the list, which
-	// moves only the ones after it.
+	return st.closeOn(id, len(s.side.serverSessions())-1)
+}
+
+// closeOn sends COM_STMT_CLOSE for the client's statement id to each
+// server session from servers[from] down to servers[0] that prepared it.
+// It goes backwards: dropBroken takes a server session out of the list,
+// which moves only the ones after it.
+func (st *statement) closeOn(id uint32, from int) error {
+	s := st.s
 	servers := s.side.serverSessions()
-	for i := len(servers) - 1; i >= 0; i-- {
+	for i := from; i >= 0; i-- {
 		be := servers[i]
-		if sid, _, ok := be.stmtGet(id); ok {
-			be.stmtDelete(id)
-			pkt := &s.stmts.closing
-			pkt[0] = 5 // payload length; sequence 0
-			pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
-			binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
-			if err := be.writeRequest(pkt[:], true, true); err != nil {
-				s.side.dropBroken(be)
+		sid, _, ok := be.stmtGet(id)
+		if !ok {
+			continue
+		}
+		be.stmtDelete(id)
+		pkt := &s.stmts.closing
+		pkt[0] = 5 // payload length; sequence 0
+		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
+		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
+		if s.drv.polled {
+			rest, owned, raw := be.tryRequest(pkt[:])
+			if rest == nil {
+				continue
 			}
+			w := &st.then
+			w.unsent, w.partial, w.unsentChunk = rest, raw, owned
+			w.closeID, w.closeAt = id, i
+			return errCloseRest
+		}
+		if err := be.writeRequest(pkt[:], true, true); err != nil {
+			s.side.dropBroken(be)
 		}
 	}
 	return nil
 }
+
+// finishClose goes on, on a goroutine, with the COM_STMT_CLOSE the poller
+// began: the rest of the one a server's socket did not take, then the
+// server sessions after it.
+func (st *statement) finishClose() error {
+	s := st.s
+	w := &st.then
+	be := s.side.serverSessions()[w.closeAt]
+	p, chunk := w.unsent, w.unsentChunk
+	w.unsent, w.unsentChunk = nil, nil
+	var err error
+	if w.partial {
+		err = be.writeRaw(p)
+	} else {
+		err = be.writeRequest(p, true, true)
+	}
+	if chunk != nil {
+		putChunk(chunk)
+	}
+	if err != nil {
+		s.side.dropBroken(be)
+	}
+	return st.closeOn(w.closeID, w.closeAt-1)
+}
+
+// errCloseRest stops a COM_STMT_CLOSE on the poller where a server's
+// socket did not take it whole: a goroutine finishes it (finishClose).
+var errCloseRest = errors.New("statement close goes on off the poller")

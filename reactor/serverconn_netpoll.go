@@ -133,8 +133,20 @@ func (c *npServerConn) tryWrite(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.exit()
+	if room := serverWriteRoom.Load(); room != 0 && int64(len(p)) > max(room, 0) {
+		if room < 0 {
+			return 0, nil
+		}
+		p = p[:room]
+	}
 	return writeNow(c.fd, p)
 }
+
+// serverWriteRoom, when not zero, is how many bytes tryWrite lets a server
+// socket take at once (-1: none), as a socket with that little room in its
+// buffer would: tests set it to run the paths that hand the rest of a
+// request to a goroutine. It is zero outside tests.
+var serverWriteRoom atomic.Int64
 
 func (c *npServerConn) enter() bool {
 	if c.busy.Add(1)&(npClosing|npClosed) != 0 {
