@@ -69,7 +69,7 @@ func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 // left in then.unsent for a goroutine (sendUnsent). The caller keeps p
 // until the command ends.
 func (st *statement) tryRequest(p []byte) {
-	if rest, owned, raw := st.s.backend.tryRequest(p); rest != nil {
+	if rest, owned, raw := st.s.backend.tryRequest(p, false); rest != nil {
 		st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
 	}
 }

@@ -424,6 +424,11 @@ func (st *statement) closeStatement(n int, body []byte) error {
 func (st *statement) closeOn(id uint32, from int) error {
 	s := st.s
 	servers := s.side.serverSessions()
+	// The client's next command is here already (go-sql-driver sends a
+	// close with the next prepare): it goes out with the close, most
+	// likely to the same server, in one segment. Where it does not, the
+	// kernel sends the close within 200 ms, and a close has no answer.
+	more := s.drv.polled && s.drv.clientNP.Buffered() > 0
 	for i := from; i >= 0; i-- {
 		be := servers[i]
 		sid, _, ok := be.stmtGet(id)
@@ -436,7 +441,7 @@ func (st *statement) closeOn(id uint32, from int) error {
 		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
 		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
 		if s.drv.polled {
-			rest, owned, raw := be.tryRequest(pkt[:])
+			rest, owned, raw := be.tryRequest(pkt[:], more)
 			if rest == nil {
 				continue
 			}

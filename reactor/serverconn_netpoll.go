@@ -128,7 +128,10 @@ func (c *npServerConn) inputArrived() {
 // how much the kernel took. The caller is the connection's only writer and
 // netpoll's output buffer is empty (every other write waits until it
 // drained), so nothing is reordered.
-func (c *npServerConn) tryWrite(p []byte) (int, error) {
+//
+// With more, the kernel holds what it took until the next write
+// (writeNowMore).
+func (c *npServerConn) tryWrite(p []byte, more bool) (int, error) {
 	if !c.enter() {
 		return 0, net.ErrClosed
 	}
@@ -138,6 +141,9 @@ func (c *npServerConn) tryWrite(p []byte) (int, error) {
 			return 0, nil
 		}
 		p = p[:room]
+	}
+	if more {
+		return writeNowMore(c.fd, p)
 	}
 	return writeNow(c.fd, p)
 }

@@ -51,15 +51,17 @@ func (b *serverConn) pollIO() pollIO {
 // when nothing did (it is sent the usual way, framed again); else (raw)
 // the bytes still to go out exactly as they are: for OB 2.0 the rest of
 // the frames, in owned, a pooled chunk the caller gives back with
-// putChunk once they went out.
-func (b *serverConn) tryRequest(p []byte) (rest, owned []byte, raw bool) {
+// putChunk once they went out. With more, the next request to b follows at
+// once (a client's COM_STMT_CLOSE with its next command behind it): the
+// kernel sends the two together (writeNowMore).
+func (b *serverConn) tryRequest(p []byte, more bool) (rest, owned []byte, raw bool) {
 	np, ok := b.conn.(*npServerConn)
 	if !ok {
 		return p, nil, false
 	}
 	sio, framed := b.serverIO().(*ob20ServerIO)
 	if !framed {
-		k, _ := np.tryWrite(p)
+		k, _ := np.tryWrite(p, more)
 		if k == len(p) {
 			return nil, nil, false
 		}
@@ -73,7 +75,7 @@ func (b *serverConn) tryRequest(p []byte) (rest, owned []byte, raw bool) {
 		putChunk(buf)
 		return p, nil, false // framed again, and refused, the usual way
 	}
-	k, _ := np.tryWrite(enc)
+	k, _ := np.tryWrite(enc, more)
 	switch {
 	case k == len(enc):
 		putChunk(buf)

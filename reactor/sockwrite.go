@@ -24,12 +24,19 @@ const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 // pair of unix.Write); netpoll's own sends and reads skip it the same
 // way. Every descriptor it is given is a socket (clients and servers
 // are TCP or unix-domain connections).
-func writeNow(fd int, p []byte) (int, error) {
+func writeNow(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags) }
+
+// writeNowMore is writeNow for bytes that the next write to fd follows at
+// once: MSG_MORE has the kernel hold them (at most 200 ms) and send them
+// with that write, in one segment and one wake-up of the peer.
+func writeNowMore(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags|unix.MSG_MORE) }
+
+func sendNow(fd int, p []byte, flags uintptr) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	for {
-		r, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), sendFlags, 0, 0)
+		r, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
 		switch e {
 		case 0:
 			return int(r), nil
