@@ -65,6 +65,15 @@
 //	                                        an owner (it tears down at its
 //	                                        end); any goroutine
 //
+// The commands the poller takes (the command table's polled) are
+// COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE and COM_STMT_CLOSE, the
+// four a driver's query with arguments sends; COM_STMT_CLOSE, which has
+// no answer, ends where its requests went out, and with the client's next
+// command already buffered it is sent with MSG_MORE, so that the kernel
+// sends it together with that command (writeNowMore). An execute whose
+// server session has not prepared the statement yet goes to a goroutine,
+// which prepares it there first.
+//
 // Both routing modes serve the common statement there: mysql mode on its
 // one server session, OceanBase mode on the server session the router
 // picks from cached state when it is open and in step; OB 2.0 frames are

@@ -16,7 +16,8 @@ import (
 // the client connection the poller looks at the buffered command
 // (onClientInput), and when it is one the fast path takes (pollable: a
 // whole command of at most classifyLen bytes that the command table marks
-// polled, COM_QUERY and COM_STMT_EXECUTE; its server session open, in
+// polled, COM_QUERY, COM_STMT_EXECUTE, COM_STMT_PREPARE and
+// COM_STMT_CLOSE; its server session open, in
 // step and on netpoll; nothing that needs a round trip first) it runs
 // serveCommand right there: the route comes from
 // cached state, the request goes straight to the server's socket, and the
