@@ -88,7 +88,7 @@ func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 // hand-over (see above); its owner calls it, or another goroutine that
 // saw it idle (what it reads is written during the login).
 func (s *Session) handoverKind() bool {
-	return !s.admin && s.drv.hooked && !s.handoverFailed.Load() && s.loggedIn.Load() && s.clientOBCaps == 0
+	return !s.admin && s.drv.hooked.Load() && !s.handoverFailed.Load() && s.loggedIn.Load() && s.clientOBCaps == 0
 }
 
 // handoverReady reports whether the session may move now; its owner

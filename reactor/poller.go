@@ -82,12 +82,12 @@ const (
 // logged-in session onto netpoll or a net loop (transport.go), and on
 // netpoll it is the statement path on the poller (this file): the read
 // hooks, where each command runs, the hand-off to a goroutine and the
-// close callbacks. hooked, clientNP and resumeFn are set once when the
+// close callbacks. clientNP and resumeFn are set once when the
 // session joins netpoll; polled belongs to the command's owner; poll,
 // kicked and clientClosed any goroutine may touch.
 type driver struct {
 	s        *Session         // the session it drives; set with the session
-	hooked   bool             // the poller drives the session (no netpoll OnRequest)
+	hooked   atomic.Bool      // the poller drives the session (no netpoll OnRequest); stored after clientNP
 	clientNP *netpollClientIO // the client transport, for direct writes
 	resumeFn func()           // resumeOffPoller as a value made once
 	polled   bool             // the command in progress runs on the poller (owner)
@@ -235,7 +235,7 @@ func (d *driver) servePolled() {
 func (d *driver) closeDue() bool {
 	s := d.s
 	return s.shouldClose() || s.side.closedIdle() || d.clientClosed.Load() ||
-		(d.hooked && !d.clientNP.conn.IsActive())
+		(d.hooked.Load() && !d.clientNP.conn.IsActive())
 }
 
 // pollResult says what the poller does with the buffered command.

@@ -316,7 +316,7 @@ func (s *Session) sayShutdown() {
 	if s.ob20Client != nil || s.admin {
 		return
 	}
-	if d := &s.drv; d.hooked {
+	if d := &s.drv; d.hooked.Load() {
 		_, _ = d.clientNP.tryWrite(shutdownGoodbye)
 		return
 	}
@@ -344,7 +344,7 @@ func (s *Session) interrupt() {
 // transports are closed. Any goroutine.
 func (d *driver) breakTransport() {
 	s := d.s
-	if d.hooked {
+	if d.hooked.Load() {
 		d.clientNP.shutdown()
 		d.kickPolled()
 		return

@@ -105,7 +105,8 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 	}
 	if rb != nil {
 		// The poller drives the session (poller.go).
-		d.hooked, d.clientNP, d.resumeFn = true, nc, d.resumeOffPoller
+		d.clientNP, d.resumeFn = nc, d.resumeOffPoller
+		d.hooked.Store(true) // after clientNP: breakTransport reads it from any goroutine
 		rb.SetOnInput(d.onClientInput)
 	}
 	s.giveBackStatement()
@@ -113,7 +114,7 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 		_ = conn.Close() // killed during the handshake
 		return nil
 	}
-	if d.hooked {
+	if d.hooked.Load() {
 		s.checkServerAfterLogin()
 		if !conn.IsActive() { // hung up before OnDisconnect was set
 			if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
@@ -167,13 +168,13 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
 		}
-		if d.hooked {
+		if d.hooked.Load() {
 			d.kickPolled()
 		}
 	case StateIdle:
 		// netpoll leaves closing a connection without OnRequest to its
 		// user; the session ends off the poller.
-		if d.hooked && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		if d.hooked.Load() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 			npTasks.run(nil, s.closeTransport)
 		}
 	}
@@ -184,7 +185,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 func (d *driver) onNetpollClose(netpoll.Connection) error {
 	s := d.s
 	defer s.containPanic(panicNetpollClose)
-	if d.hooked && s.State() == StateCommand {
+	if d.hooked.Load() && s.State() == StateCommand {
 		// A command has an owner, which tears the session down when it
 		// ends (afterCommand sees clientClosed).
 		d.clientClosed.Store(true)
