@@ -418,6 +418,16 @@ func kindOf(cfg Config, name string) string {
 
 func (cfg Config) abs(p string) string { return underRoot(cfg.Root, p) }
 
+// sysbenchScript is what sysbench is given for workload: one of the
+// repository's own scripts (bench/sysbench/<workload>.lua) by its path,
+// else the name of one sysbench brings.
+func (cfg Config) sysbenchScript(workload string) string {
+	if p := cfg.abs(filepath.Join("bench", "sysbench", workload+".lua")); fileExists(p) {
+		return p
+	}
+	return workload
+}
+
 // sysbenchCommon are the options every sysbench command shares.
 func (cfg Config) sysbenchCommon() []string {
 	return sysbenchBase(cfg.Tables, cfg.TableSize)
@@ -670,7 +680,7 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 			return fail(fmt.Errorf("%v before the run\n%s", err, tailString(readFile(t.proc.LogPath), 20)))
 		}
 	}
-	base := append([]string{cfg.SysbenchBin, workload}, cfg.sysbenchCommon()...)
+	base := append([]string{cfg.SysbenchBin, cfg.sysbenchScript(workload)}, cfg.sysbenchCommon()...)
 	base = append(base, "--mysql-user="+t.user(), "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
 
 	if cfg.WarmupSeconds > 0 {

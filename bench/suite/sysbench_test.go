@@ -189,3 +189,24 @@ func TestNumJSON(t *testing.T) {
 		t.Errorf("round trip: %+v", v)
 	}
 }
+
+// TestSysbenchScript: a workload with a script under bench/sysbench runs
+// that script; any other name goes to sysbench as it is.
+func TestSysbenchScript(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "bench", "sysbench")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "go_args_point_select.lua")
+	if err := os.WriteFile(script, []byte("-- test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Root: root}
+	if got := cfg.sysbenchScript("go_args_point_select"); got != script {
+		t.Errorf("own workload: %q, want %q", got, script)
+	}
+	if got := cfg.sysbenchScript("oltp_point_select"); got != "oltp_point_select" {
+		t.Errorf("sysbench's workload: %q", got)
+	}
+}

@@ -55,7 +55,7 @@ func run(args []string) error {
 		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
 		obsimBin    = fs.String("obsim", "bin/obsim", "obsim binary for the OceanBase-mode targets (relative to the repository root)")
 		syscalls    = fs.String("syscalls", suite.CounterPerf, "count the proxies' system calls during each measured run: perf, or none")
-		workloads   = fs.String("workloads", "oltp_point_select,oltp_read_only,oltp_read_write", "comma-separated sysbench workloads")
+		workloads   = fs.String("workloads", "oltp_point_select,go_args_point_select,oltp_read_only,oltp_read_write", "comma-separated sysbench workloads")
 		threads     = fs.String("threads", "1,8,32", "comma-separated sysbench thread counts")
 		tables      = fs.Int("tables", 8, "sysbench --tables")
 		tableSize   = fs.Int("table-size", 10000, "sysbench --table-size (rows per table)")
