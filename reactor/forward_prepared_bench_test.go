@@ -173,8 +173,8 @@ func TestForwardPreparedAllocs(t *testing.T) {
 			if failed != nil {
 				t.Fatal(failed)
 			}
-			// The prepare and the close go off the poller, through obgate's
-			// pool, never through netpoll's OnRequest task.
+			// All three are served on the poller (netpoll) or the session's
+			// goroutine (net), never through netpoll's OnRequest task.
 			dispatch := float64(sites.objectsIn("cloudwego/netpoll.(*connection).onProcess")) / runs
 			if own := sites.perRun - dispatch; own > 0.01 || dispatch > 0.01 {
 				t.Errorf("%s: %.2f allocations per prepare+execute+close (%.2f in netpoll's dispatch), want 0 on obgate's path and in netpoll's dispatch. Where (objects per query over %d queries; innermost frame first):\n%s",
