@@ -33,7 +33,8 @@ type prepared struct {
 }
 
 // stmtTable is the client's prepared statements under obgate's ids. Only
-// the goroutine running the session's command uses it.
+// the owner of the session's command (the poller or a goroutine, see
+// poller.go) uses it.
 type stmtTable struct {
 	byID    map[uint32]*prepared
 	last    uint32    // the id given last
