@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,16 +117,7 @@ func TestE2EPollerServesQueriesWithArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	serverStatus := func(name string) int64 {
-		t.Helper()
-		var k string
-		var v int64
-		if err := conn.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	prepares, closes := serverStatus("Com_stmt_prepare"), serverStatus("Com_stmt_close")
+	prepares, closes := serverStatus(t, conn, "Com_stmt_prepare"), serverStatus(t, conn, "Com_stmt_close")
 	const count = 200
 	before, handOffs, followed := reactor.PolledFinished(), reactor.PollerHandOffs(), reactor.FollowedOffPoller()
 	for i := range count {
@@ -146,10 +138,10 @@ func TestE2EPollerServesQueriesWithArguments(t *testing.T) {
 	}
 	// The status reads are text queries; the server counted every
 	// prepare and close of the loop, and no other.
-	if n := serverStatus("Com_stmt_prepare") - prepares; n != count {
+	if n := serverStatus(t, conn, "Com_stmt_prepare") - prepares; n != count {
 		t.Errorf("the server saw %d prepares, want %d", n, count)
 	}
-	if n := serverStatus("Com_stmt_close") - closes; n != count {
+	if n := serverStatus(t, conn, "Com_stmt_close") - closes; n != count {
 		t.Errorf("the server saw %d closes, want %d", n, count)
 	}
 }
@@ -176,16 +168,7 @@ func TestE2EPollerShortServerWrites(t *testing.T) {
 			defer conn.Close()
 			obDB, obc := obConn(t, ob)
 			obDB.SetMaxOpenConns(1)
-			serverStatus := func(name string) int64 {
-				t.Helper()
-				var k string
-				var v int64
-				if err := conn.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
-			closes := serverStatus("Com_stmt_close")
+			closes := serverStatus(t, conn, "Com_stmt_close")
 			reactor.SetServerWriteRoom(t, room)
 			const count = 50
 			handOffs := reactor.PollerHandOffs()
@@ -200,7 +183,7 @@ func TestE2EPollerShortServerWrites(t *testing.T) {
 			}
 			// The status read is written in part too; the closes before it
 			// went out first.
-			if n := serverStatus("Com_stmt_close") - closes; n != count {
+			if n := serverStatus(t, conn, "Com_stmt_close") - closes; n != count {
 				t.Errorf("the server saw %d closes, want %d", n, count)
 			}
 			if n := reactor.PollerHandOffs() - handOffs; n < count {
@@ -208,6 +191,18 @@ func TestE2EPollerShortServerWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serverStatus reads the counter name of the server session behind conn
+// (mysql mode: the client's one server session).
+func serverStatus(t *testing.T, conn *sql.Conn, name string) int64 {
+	t.Helper()
+	var k string
+	var v int64
+	if err := conn.QueryRowContext(context.Background(), "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestE2EPollerSlowClient: an answer larger than the client's socket
