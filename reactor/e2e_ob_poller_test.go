@@ -3,6 +3,7 @@ package reactor_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"obgate/internal/testkit"
 	"obgate/reactor"
@@ -91,5 +92,206 @@ func TestE2EOBPollerServesStatements(t *testing.T) {
 	var v string
 	if err := stmt.QueryRowContext(ctx, 1).Scan(&v); err != nil || v != "v1" {
 		t.Fatalf("after the rollback: %q %v", v, err)
+	}
+}
+
+// TestE2EOBPollerPreparesOnTheLeader: go-sql-driver's query with an
+// argument on a hash-partitioned table is a prepare (routed without the
+// key), an execute (routed to the key's partition leader, often another
+// server) and a close. Where the leader's server session lacks the
+// statement, the poller prepares it there itself and then serves the
+// execute: every command ends on the poller, each execute runs on its
+// leader as a local plan, and the answers are right.
+func TestE2EOBPollerPreparesOnTheLeader(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startPartOBSim(t, false)
+	p := startOBProxy(t, c, "netpoll")
+	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	const keys, count = 16, 200
+	for i := range keys {
+		if _, err := db.ExecContext(ctx, "INSERT INTO h_orders (id, v) VALUES (?, ?)", i, "v"+itoa(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := newMarker("leader")
+	query := "SELECT v FROM h_orders WHERE id = ? /* " + mk + " */"
+	read := func(i int) {
+		t.Helper()
+		var v string
+		if err := db.QueryRowContext(ctx, query, i%keys).Scan(&v); err != nil || v != "v"+itoa(int64(i%keys)) {
+			t.Fatalf("query %d: %q %v", i, v, err)
+		}
+	}
+	// The first queries fetch the table's location and open a server
+	// session to each leader.
+	for i := range 2 * keys {
+		read(i)
+	}
+	before, handOffs, prepares := reactor.PolledFinished(), reactor.PollerHandOffs(), reactor.PolledPrepares()
+	logged := len(proxyEntries(c, mk))
+	for i := range count {
+		read(i)
+	}
+	testkit.Eventually(t, hangLimit, func() bool { return reactor.PolledFinished()-before >= 3*count },
+		"%d of %d prepares, executes and closes ended on the poller", reactor.PolledFinished()-before, 3*count)
+	if n := reactor.PollerHandOffs() - handOffs; n != 0 {
+		t.Errorf("%d commands were handed to a goroutine", n)
+	}
+	// Four partitions over three servers: most executes find their
+	// leader's server session without the statement.
+	again := reactor.PolledPrepares() - prepares
+	if again < count/4 {
+		t.Errorf("%d of %d statements were prepared again on the poller, want at least %d", again, count, count/4)
+	}
+	var executes, remote int
+	for _, e := range proxyEntries(c, mk)[logged:] {
+		if e.Command == "prepare" {
+			continue
+		}
+		executes++
+		if !e.Local {
+			remote++
+		}
+	}
+	if executes != count || remote != 0 {
+		t.Errorf("obsim logged %d executes, %d of them remote plans; want %d, none remote", executes, remote, count)
+	}
+	t.Logf("%d of %d statements prepared again on the poller", again, count)
+}
+
+// TestE2EOBPollerPrepareAnswerDamaged: the answer to a prepare the poller
+// sent before an execute arrives with a broken OB 2.0 checksum. A
+// goroutine takes the command over, the server session is closed (it is
+// out of step), and the execute still runs, once, on its partition's
+// leader: the client sees its row and no error. The leader's next frame
+// is damaged before each query; when the client's own prepare went to the
+// leader, that frame is its answer instead, which the usual path resends.
+func TestE2EOBPollerPrepareAnswerDamaged(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startPartOBSim(t, false)
+	p := startOBProxy(t, c, "netpoll")
+	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	const keys = 8
+	leaders := make([]string, keys)
+	for i := range keys {
+		if _, err := db.ExecContext(ctx, "INSERT INTO h_orders (id, v) VALUES (?, ?)", i, "v"+itoa(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		part, err := c.PartitionOf("h_orders", map[string]string{"id": itoa(int64(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaders[i], err = c.Leader("h_orders", part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := newMarker("damaged")
+	query := "SELECT v FROM h_orders WHERE id = ? /* " + mk + " */"
+	read := func(i int) {
+		t.Helper()
+		var v string
+		if err := db.QueryRowContext(ctx, query, i%keys).Scan(&v); err != nil || v != "v"+itoa(int64(i%keys)) {
+			t.Fatalf("query %d: %q %v", i, v, err)
+		}
+	}
+	for i := range 2 * keys {
+		read(i)
+	}
+	offPoller := reactor.PreparesOffPoller()
+	logged := len(proxyEntries(c, mk))
+	const rounds = 40
+	for i := range rounds {
+		c.Node(leaders[i%keys]).CorruptFrames(1)
+		read(i)
+		c.Node(leaders[i%keys]).CorruptFrames(0)
+	}
+	if n := reactor.PreparesOffPoller() - offPoller; n == 0 {
+		t.Errorf("no damaged prepare answer went to a goroutine in %d rounds", rounds)
+	}
+	executes := 0
+	for _, e := range proxyEntries(c, mk)[logged:] {
+		if e.Command != "prepare" {
+			executes++
+		}
+	}
+	if executes != rounds {
+		t.Errorf("obsim logged %d executes, want %d", executes, rounds)
+	}
+}
+
+// TestE2EOBPollerPrepareAnswerOverdue: the leader stops answering
+// statements while a prepare the poller sent before an execute awaits its
+// answer. After short_async_task_timeout the command goes to a goroutine,
+// whose read meets the same deadline; the server session is closed and
+// the execute is served from its start by the usual path, which prepares
+// it elsewhere: the client gets its row, late, and no error.
+func TestE2EOBPollerPrepareAnswerOverdue(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startPartOBSim(t, false)
+	const timeout = time.Second
+	p := startOBProxy(t, c, "netpoll", "short_async_task_timeout", timeout.String())
+	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	const keys = 8
+	leaders := make([]string, keys)
+	for i := range keys {
+		if _, err := db.ExecContext(ctx, "INSERT INTO h_orders (id, v) VALUES (?, ?)", i, "v"+itoa(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		part, err := c.PartitionOf("h_orders", map[string]string{"id": itoa(int64(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaders[i], err = c.Leader("h_orders", part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := newMarker("overdue")
+	query := "SELECT v FROM h_orders WHERE id = ? /* " + mk + " */"
+	for i := range 2 * keys {
+		var v string
+		if err := db.QueryRowContext(ctx, query, i%keys).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The statement is prepared on one server; the execute goes to a key
+	// whose leader is another, which stops answering statements.
+	stmt, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	es := proxyEntries(c, mk)
+	preparedOn := es[len(es)-1]
+	if preparedOn.Command != "prepare" {
+		t.Fatalf("the last statement obsim logged is a %s, want the prepare", preparedOn.Command)
+	}
+	key := -1
+	for i, l := range leaders {
+		if l != preparedOn.Node {
+			key = i
+			break
+		}
+	}
+	if key < 0 {
+		t.Fatalf("every key's leader is %s, where the statement was prepared", preparedOn.Node)
+	}
+	offPoller := reactor.PreparesOffPoller()
+	node := c.Node(leaders[key])
+	node.HangSQL()
+	var v string
+	err = stmt.QueryRowContext(ctx, key).Scan(&v)
+	node.UnhangSQL()
+	if err != nil || v != "v"+itoa(int64(key)) {
+		t.Fatalf("execute for key %d, whose leader %s hung: %q %v", key, leaders[key], v, err)
+	}
+	if reactor.PreparesOffPoller() == offPoller {
+		t.Errorf("the prepare the poller sent to %s did not go to a goroutine", leaders[key])
 	}
 }

@@ -19,6 +19,14 @@ func ReadBoundPauses() uint64 { return npbound.Pauses() }
 func PolledFinished() uint64 { return polledFinished.Load() }
 func PollerHandOffs() uint64 { return pollerHandOffs.Load() }
 
+// PolledPrepares counts the statements the poller prepared again on
+// another server session before an execute.
+func PolledPrepares() uint64 { return polledPrepares.Load() }
+
+// PreparesOffPoller counts the prepares the poller sent whose answer a
+// goroutine read.
+func PreparesOffPoller() uint64 { return preparesOffPoller.Load() }
+
 // FollowedOffPoller counts commands a goroutine served after a hand-off
 // because they arrived before it gave the session back to the poller.
 func FollowedOffPoller() uint64 { return followedOffPoller.Load() }

@@ -76,6 +76,7 @@ const (
 	resumeOutcome                   // act on the relay's outcome (then.o)
 	resumeEnd                       // end the command with then.err
 	resumeClose                     // finish a COM_STMT_CLOSE (finishClose)
+	resumePrepare                   // read the rest of a prepare the poller sent, then serve the command (finishPrepare)
 )
 
 // driver runs a session's command phase on its transport: it moves the
@@ -91,8 +92,12 @@ type driver struct {
 	clientNP *netpollClientIO // the client transport, for direct writes
 	resumeFn func()           // resumeOffPoller as a value made once
 	polled   bool             // the command in progress runs on the poller (owner)
-	poll     atomic.Int32     // a pollStage
-	kicked   atomic.Bool      // the command awaiting on the poller must go off it
+	// rePrepared says the command in progress was served again on the
+	// poller after its statement was prepared there (prepare_polled.go);
+	// it is not prepared again on the poller (owner).
+	rePrepared bool
+	poll       atomic.Int32 // a pollStage
+	kicked     atomic.Bool  // the command awaiting on the poller must go off it
 	// clientClosed says the client connection's close callback ran while
 	// a command had an owner, which then tears the session down.
 	clientClosed atomic.Bool
@@ -190,41 +195,48 @@ func (d *driver) servePolled() {
 			d.handOff(resumeCommand)
 			return
 		}
-		d.kicked.Store(false)
-		d.polled = true
-		err := s.serveCommandContained()
-		d.polled = false
-		switch err {
-		case errNotFast:
-			s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
-			d.handOff(resumeCommand)
-			return
-		case nil:
-			// A command without an answer (COM_STMT_CLOSE) ended here.
-			if d.closeDue() {
-				d.handOffEnd(nil)
-				return
-			}
-			polledFinished.Add(1)
-			if !s.afterCommand(nil) {
-				return
-			}
-		case errCloseRest:
-			d.handOff(resumeClose)
-			return
-		case errAwaiting:
-			if s.st.then.unsent != nil {
-				d.handOff(resumeSend)
-				return
-			}
-			d.poll.Store(pollAwaiting)
-			if !d.stepPolled() {
-				return
-			}
-		default:
-			d.handOffEnd(err)
+		d.rePrepared = false
+		if !d.runPolled() {
 			return
 		}
+	}
+}
+
+// runPolled serves the buffered command on the poller, which owns the
+// session. It reports whether the command ended there and the session is
+// idle again; else the command awaits its answer or went to a goroutine.
+func (d *driver) runPolled() bool {
+	s := d.s
+	d.kicked.Store(false)
+	d.polled = true
+	err := s.serveCommandContained()
+	d.polled = false
+	switch err {
+	case errNotFast:
+		s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
+		d.handOff(resumeCommand)
+		return false
+	case nil:
+		// A command without an answer (COM_STMT_CLOSE) ended here.
+		if d.closeDue() {
+			d.handOffEnd(nil)
+			return false
+		}
+		polledFinished.Add(1)
+		return s.afterCommand(nil)
+	case errCloseRest:
+		d.handOff(resumeClose)
+		return false
+	case errAwaiting:
+		if s.st.then.unsent != nil {
+			d.handOff(resumeSend)
+			return false
+		}
+		d.poll.Store(pollAwaiting)
+		return d.stepPolled()
+	default:
+		d.handOffEnd(err)
+		return false
 	}
 }
 
@@ -285,6 +297,9 @@ func (d *driver) stepPolled() bool {
 		return false
 	}
 	st := s.st
+	if st.prep.be != nil {
+		return d.stepPrepare()
+	}
 	written, err := st.runRelay(false)
 	switch err {
 	case errWouldBlock:
@@ -321,6 +336,10 @@ func (d *driver) stepPolled() bool {
 func (d *driver) kickPolled() {
 	d.kicked.Store(true)
 	if d.poll.CompareAndSwap(pollAwaiting, pollNone) {
+		if d.s.st.prep.be != nil {
+			d.handOff(resumePrepare)
+			return
+		}
 		d.handOff(resumeRelay)
 	}
 }
@@ -376,6 +395,9 @@ func (d *driver) resumeOffPoller() {
 		err = w.err
 	case resumeClose:
 		err = s.containCommand(st.finishClose)
+	case resumePrepare:
+		st.finishPrepare()
+		err = s.serveCommandContained()
 	default:
 		err = s.containCommand(st.resumeAnswer)
 	}

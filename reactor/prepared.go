@@ -230,6 +230,9 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	}
 	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
+		if err == errAwaiting {
+			return err // the statement's prepare on be went out first
+		}
 		if s.drv.polled {
 			return errNotFast
 		}
@@ -312,7 +315,9 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 			return be, sid, bound, nil
 		}
 		if s.drv.polled {
-			return nil, 0, false, errNotFast // preparing takes a round trip
+			// Preparing takes a round trip: on the poller, it is a state
+			// of the command (prepare_polled.go).
+			return nil, 0, false, st.preparePolled(be, ps, id)
 		}
 		sid, err = st.prepareOn(be, ps)
 		if err == nil {

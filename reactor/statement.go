@@ -67,6 +67,9 @@ type statement struct {
 	// (poller.go).
 	rr   responseRelay
 	then answerWait
+	// prep is the prepare obgate sent on the poller before this execute
+	// (prepare_polled.go).
+	prep polledPrepare
 	// requestAt is when the request whose answer the next relay streams
 	// was about to go to the server (beforeRequest); relayBegin takes it
 	// as the relay's sentAt, so that the server's time includes the
