@@ -2,6 +2,7 @@ package reactor_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -293,5 +294,57 @@ func TestE2EOBPollerPrepareAnswerOverdue(t *testing.T) {
 	}
 	if reactor.PreparesOffPoller() == offPoller {
 		t.Errorf("the prepare the poller sent to %s did not go to a goroutine", leaders[key])
+	}
+}
+
+// TestE2EOBPollerClientGoneIsNoServerFault: an application whose query
+// times out while its server does not answer (go-sql-driver closes the
+// connection when the context ends) ends its session as a client that
+// left. The server session obgate closed under the command is not counted
+// as a broken server connection, and the server stays in use.
+func TestE2EOBPollerClientGoneIsNoServerFault(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startPartOBSim(t, false)
+	p := startOBProxy(t, c, "netpoll")
+	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	defer cancel()
+	const key = 3
+	if _, err := db.ExecContext(ctx, "INSERT INTO h_orders (id, v) VALUES (?, ?)", key, "v3"); err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.PartitionOf("h_orders", map[string]string{"id": itoa(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, err := c.Leader("h_orders", part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const query = "SELECT v FROM h_orders WHERE id = ?"
+	var v string
+	if err := db.QueryRowContext(ctx, query, key).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	broken := p.Server.StatCounters().BrokenServers
+	node := c.Node(leader)
+	node.HangSQL()
+	for range 3 {
+		short, stop := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := db.QueryRowContext(short, query, key).Scan(&v)
+		stop()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			node.UnhangSQL()
+			t.Fatalf("query to the hung leader %s: %v, want the client's deadline", leader, err)
+		}
+	}
+	testkit.Eventually(t, hangLimit, func() bool { return p.Server.ClientCount() <= 1 },
+		"%d client connections open, want the timed-out ones gone", p.Server.ClientCount())
+	node.UnhangSQL()
+	if n := p.Server.StatCounters().BrokenServers - broken; n != 0 {
+		t.Errorf("clients that timed out counted as %d broken server connections", n)
+	}
+	if err := db.QueryRowContext(ctx, query, key).Scan(&v); err != nil || v != "v3" {
+		t.Fatalf("after the timeouts: %q %v", v, err)
 	}
 }

@@ -242,8 +242,8 @@ func TestE2EPollerSlowClient(t *testing.T) {
 
 // TestE2EPollerClientGoneWhileAwaiting: a client that hangs up while its
 // statement awaits the server's answer on the poller is torn down at once,
-// its server session with it; a session killed while awaiting gets no
-// answer and ends.
+// its server session with it, and that counts as no server's failure; a
+// session killed while awaiting gets no answer and ends.
 func TestE2EPollerClientGoneWhileAwaiting(t *testing.T) {
 	testkit.CheckLeaks(t)
 	p := startProxy(t, "netpoll")
@@ -252,8 +252,12 @@ func TestE2EPollerClientGoneWhileAwaiting(t *testing.T) {
 	sess, _ := p.Server.Session(c.ConnectionID())
 	serverID := sess.Info().ServerID
 	_ = startSleep(t, p, direct, c, 30)
+	broken := p.Server.StatCounters().BrokenServers
 	_ = c.Conn().Close()
 	waitNoClients(t, p)
+	if n := p.Server.StatCounters().BrokenServers - broken; n != 0 {
+		t.Errorf("a client that hung up counted as %d broken server connections", n)
+	}
 	testkit.Eventually(t, hangLimit, func() bool {
 		var n int
 		err := direct.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", serverID).Scan(&n)

@@ -182,6 +182,9 @@ func (m *mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 // is sent again; any other session gets an ERR and ends.
 func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
+	if s.clientLeft() {
+		return leftDuringCommand(err)
+	}
 	if m.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
 		// The server broke the connection and still greets: it closed
 		// it on purpose (KILL); the session ends with it.

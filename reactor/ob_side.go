@@ -139,6 +139,9 @@ func (o *obSession) refusedWrite(p []byte, err error) error {
 
 func (o *obSession) brokeBeforeAnswer(err error) error {
 	s := o.s
+	if s.clientLeft() {
+		return leftDuringCommand(err)
+	}
 	if s.cfg.ServerBreakAction == "disconnect" {
 		// ODP's way: the client connection closes.
 		o.dropServer(s.backend)

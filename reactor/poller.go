@@ -101,6 +101,11 @@ type driver struct {
 	// clientClosed says the client connection's close callback ran while
 	// a command had an owner, which then tears the session down.
 	clientClosed atomic.Bool
+	// clientGone says the client hung up while a command had an owner
+	// (onClientGone), which closed that command's server connection to
+	// cut it short: the owner's failed read is then no fault of the
+	// server's (Session.clientLeft).
+	clientGone atomic.Bool
 	// answerTimer moves a command whose answer is overdue (the server
 	// side's answerTimeout) off the poller, where the read deadline
 	// relayBegin set ends it; armed by the command's owner, made on first
@@ -397,6 +402,10 @@ func (d *driver) resumeOffPoller() {
 		err = s.containCommand(st.finishClose)
 	case resumePrepare:
 		st.finishPrepare()
+		if s.clientLeft() {
+			err = errClientLeft // nobody waits for the execute's answer
+			break
+		}
 		err = s.serveCommandContained()
 	default:
 		err = s.containCommand(st.resumeAnswer)

@@ -186,7 +186,9 @@ func (st *statement) endPolledPrepare(err error) {
 	be := p.be
 	var se *mysqlproto.SQLError
 	if err != nil && !errors.As(err, &se) && !errors.Is(err, errPrepareMismatch) {
-		st.s.srv.log.Warn("server session out of step after a prepare", "session", st.s.id, "server", be.addr, "err", err)
+		if !st.s.clientLeft() { // else obgate cut the answer short itself
+			st.s.srv.log.Warn("server session out of step after a prepare", "session", st.s.id, "server", be.addr, "err", err)
+		}
 		be.close()
 	}
 	if err == nil {

@@ -105,6 +105,9 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 	serverFail := func(err error) error {
+		if s.clientLeft() {
+			return leftDuringCommand(err)
+		}
 		if r.written == 0 {
 			return s.side.brokeBeforeAnswer(err)
 		}

@@ -165,6 +165,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 	defer s.containPanic(panicNetpollDisconnect)
 	switch s.State() {
 	case StateCommand:
+		d.clientGone.Store(true) // before the close the owner may see
 		if be := s.sharedBackend.Load(); be != nil {
 			be.close()
 		}
