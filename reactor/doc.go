@@ -58,8 +58,11 @@
 //	                                        at its end the bookkeeping, then
 //	                                        the next buffered command
 //	client hang-up          onClientGone    close the server socket, kick
-//	                                        an awaiting command; an idle
-//	                                        session is closed off the poller
+//	                                        an awaiting command (whose
+//	                                        failed read is then the
+//	                                        client's, client_left.go); an
+//	                                        idle session is closed off the
+//	                                        poller
 //	server hang-up          disconnected    kick an awaiting command
 //	client close callback   onNetpollClose  teardown, unless a command has
 //	                                        an owner (it tears down at its
@@ -71,8 +74,10 @@
 // no answer, ends where its requests went out, and with the client's next
 // command already buffered it is sent with MSG_MORE, so that the kernel
 // sends it together with that command (writeNowMore). An execute whose
-// server session has not prepared the statement yet goes to a goroutine,
-// which prepares it there first.
+// server session has not prepared the statement yet prepares it there
+// first, on the poller too: the prepare goes out, the poller consumes its
+// answer as it arrives and then serves the execute again from its start;
+// a damaged or overdue answer goes to a goroutine (prepare_polled.go).
 //
 // Both routing modes serve the common statement there: mysql mode on its
 // one server session, OceanBase mode on the server session the router
