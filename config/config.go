@@ -46,6 +46,7 @@ type Config struct {
 	ServerSSLCertFile                   string
 	ServerSSLKeyFile                    string
 	MaxPacketSize                       int64
+	ClientPSKeepCount                   int64
 	ServerIdleTimeout                   time.Duration
 	ClientMaxConnections                int64
 	EnableClientConnectionLRUDisconnect bool

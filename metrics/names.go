@@ -46,6 +46,10 @@ const (
 	// (this process took it) or refused (the new process would not take
 	// it; it drained here).
 	SessionHandovers = "obgate_session_handovers_total"
+	// PreparesReused counts the clients' COM_STMT_PREPAREs answered from a
+	// statement the session closed and obgate kept prepared
+	// (client_ps_keep_count), without a server round trip.
+	PreparesReused = "obgate_prepares_reused_total"
 	// ServerFailures counts server sessions that broke under a statement,
 	// by reason (connection, checksum).
 	ServerFailures = "obgate_server_failures_total"

@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"net"
+	"sync/atomic"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
@@ -48,8 +49,20 @@ func (c *netpollClientIO) tryWrite(p []byte) (int, error) {
 	if !c.conn.IsActive() {
 		return 0, net.ErrClosed
 	}
+	if room := clientWriteRoom.Load(); room != 0 && int64(len(p)) > max(room, 0) {
+		if room < 0 {
+			return 0, nil
+		}
+		p = p[:room]
+	}
 	return writeNow(c.rb.FD(), p)
 }
+
+// clientWriteRoom, when not zero, is how many bytes tryWrite lets a client
+// socket take at once (-1: none), as serverWriteRoom does for servers:
+// tests set it to run the paths that hand the rest of an answer to a
+// goroutine. It is zero outside tests.
+var clientWriteRoom atomic.Int64
 
 // shutdown shuts the socket down, which fails the owner's reads and
 // writes and tells the poller the client is gone, without freeing what

@@ -73,6 +73,9 @@ func (s *Session) serveCommand() error {
 		if s.drv.polled && !s.st.pollableQuery(f) {
 			return errNotFast
 		}
+		if !keepsParse(f) {
+			s.stmts.stateChanged() // kept statements may prepare differently now
+		}
 		if handled, err := s.st.serveLocally(n, body, whole, f, start); handled {
 			return err
 		}
@@ -82,6 +85,9 @@ func (s *Session) serveCommand() error {
 		need = s.st.noteStatement(f, whole)
 		s.side.routeQuery(body, f)
 	default:
+		if !keepsStatements(cmd) {
+			s.stmts.stateChanged() // kept statements may prepare differently now
+		}
 		spec := &commands[cmd]
 		if spec.refused {
 			if err := s.skipPacket(n); err != nil {

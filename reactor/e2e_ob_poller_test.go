@@ -106,7 +106,7 @@ func TestE2EOBPollerServesStatements(t *testing.T) {
 func TestE2EOBPollerPreparesOnTheLeader(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startPartOBSim(t, false)
-	p := startOBProxy(t, c, "netpoll")
+	p := startOBProxy(t, c, "netpoll", "client_ps_keep_count", "0")
 	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
@@ -172,7 +172,7 @@ func TestE2EOBPollerPreparesOnTheLeader(t *testing.T) {
 func TestE2EOBPollerPrepareAnswerDamaged(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startPartOBSim(t, false)
-	p := startOBProxy(t, c, "netpoll")
+	p := startOBProxy(t, c, "netpoll", "client_ps_keep_count", "0")
 	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
@@ -234,7 +234,7 @@ func TestE2EOBPollerPrepareAnswerOverdue(t *testing.T) {
 	testkit.CheckLeaks(t)
 	c := startPartOBSim(t, false)
 	const timeout = time.Second
-	p := startOBProxy(t, c, "netpoll", "short_async_task_timeout", timeout.String())
+	p := startOBProxy(t, c, "netpoll", "short_async_task_timeout", timeout.String(), "client_ps_keep_count", "0")
 	db := openDB(t, obDriverConfig(p, obFullUser, partDB))
 	db.SetMaxOpenConns(1)
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)

@@ -105,10 +105,11 @@ func TestE2EPollerServesStatements(t *testing.T) {
 // TestE2EPollerServesQueriesWithArguments: a query with arguments and no
 // explicit Prepare, as go-sql-driver sends it by default (COM_STMT_PREPARE,
 // COM_STMT_EXECUTE, COM_STMT_CLOSE), is served on the poller from its
-// prepare to its close, and each close reaches the server.
+// prepare to its close, and each close reaches the server (closed
+// statements not kept: client_ps_keep_count 0).
 func TestE2EPollerServesQueriesWithArguments(t *testing.T) {
 	testkit.CheckLeaks(t)
-	p := startProxy(t, "netpoll")
+	p := startProxy(t, "netpoll", "client_ps_keep_count", "0")
 	db := rootDB(t, p)
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
@@ -150,12 +151,12 @@ func TestE2EPollerServesQueriesWithArguments(t *testing.T) {
 // only in part, or not at all, a goroutine sends the rest (resumeSend for
 // a prepare, an execute or a query; finishClose for COM_STMT_CLOSE): every
 // query gets its answer and every close reaches the server, in both
-// routing modes.
+// routing modes (closed statements not kept: client_ps_keep_count 0).
 func TestE2EPollerShortServerWrites(t *testing.T) {
 	testkit.CheckLeaks(t)
-	p := startProxy(t, "netpoll")
+	p := startProxy(t, "netpoll", "client_ps_keep_count", "0")
 	c := startOBSim(t)
-	ob := startOBProxy(t, c, "netpoll")
+	ob := startOBProxy(t, c, "netpoll", "client_ps_keep_count", "0")
 	for _, room := range []int64{3, -1} {
 		t.Run("room="+itoa(room), func(t *testing.T) {
 			ctx := context.Background()

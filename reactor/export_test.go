@@ -48,6 +48,17 @@ func HandoverTestState(mode byte, servers int) []byte {
 	return h.encode()
 }
 
+// SetClientWriteRoom makes the poller's writes to client sockets take at
+// most room bytes at once (-1: none; 0: as the kernel takes them), until
+// the test ends.
+func SetClientWriteRoom(tb interface{ Cleanup(func()) }, room int64) {
+	clientWriteRoom.Store(room)
+	tb.Cleanup(func() { clientWriteRoom.Store(0) })
+}
+
+// PreparesReused is how many prepares were answered from kept statements.
+func PreparesReused() uint64 { return preparesReused.Load() }
+
 // SetServerWriteRoom makes the poller's writes to server sockets take at
 // most room bytes at once (-1: none; 0: as the kernel takes them), until
 // the test ends.

@@ -274,6 +274,9 @@ func (s *Session) handoverState() *handoverState {
 	}
 	sv := handoverServer{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
 	for client, st := range be.stmts {
+		if _, open := s.stmts.byID[client]; !open {
+			continue // a kept statement (prepared_keep.go): the new process does not reuse it
+		}
 		sv.Stmts = append(sv.Stmts, handoverServerStmt{Client: client, Server: st.id, Bound: st.bound})
 	}
 	h.Servers = []handoverServer{sv}

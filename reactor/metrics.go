@@ -21,6 +21,7 @@ type reactorMetrics struct {
 	serverConnectFailures  *vm.Counter
 	serverChecksumFailures *vm.Counter
 	serverBreaks           *vm.Counter
+	preparesReused         *vm.Counter
 	bytesFromClient        *vm.Counter
 	bytesToClient          *vm.Counter
 	bytesFromServer        *vm.Counter
@@ -80,6 +81,7 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		handoverRefused:        r.Counter(metrics.SessionHandovers, "direction", "refused"),
 		serverChecksumFailures: r.Counter(metrics.ServerFailures, "reason", "checksum"),
 		serverBreaks:           r.Counter(metrics.ServerFailures, "reason", "connection"),
+		preparesReused:         r.Counter(metrics.PreparesReused),
 		bytesFromClient:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransRequest, "sessionType", metrics.SessionClient),
 		bytesToClient:          r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionClient),
 		bytesFromServer:        r.ExtraCounter(metrics.RequestByte, "transType", metrics.TransResponse, "sessionType", metrics.SessionServer),

@@ -77,6 +77,7 @@ const (
 	resumeEnd                       // end the command with then.err
 	resumeClose                     // finish a COM_STMT_CLOSE (finishClose)
 	resumePrepare                   // read the rest of a prepare the poller sent, then serve the command (finishPrepare)
+	resumeReply                     // write the rest of obgate's own answer (finishReply)
 )
 
 // driver runs a session's command phase on its transport: it moves the
@@ -139,8 +140,11 @@ type answerWait struct {
 	// one whose socket did not take it whole.
 	closeID uint32
 	closeAt int
-	o       outcome
-	err     error
+	// reply is the rest of an answer obgate wrote itself on the poller
+	// (a kept statement's prepare) that the client's socket did not take.
+	reply []byte
+	o     outcome
+	err   error
 }
 
 // Counters of the poller path (tests read them).
@@ -231,6 +235,9 @@ func (d *driver) runPolled() bool {
 		return s.afterCommand(nil)
 	case errCloseRest:
 		d.handOff(resumeClose)
+		return false
+	case errReplyRest:
+		d.handOff(resumeReply)
 		return false
 	case errAwaiting:
 		if s.st.then.unsent != nil {
@@ -400,6 +407,8 @@ func (d *driver) resumeOffPoller() {
 		err = w.err
 	case resumeClose:
 		err = s.containCommand(st.finishClose)
+	case resumeReply:
+		err = s.containCommand(st.finishReply)
 	case resumePrepare:
 		st.finishPrepare()
 		if s.clientLeft() {

@@ -19,7 +19,9 @@ import (
 // types of an earlier one. So a session with prepared statements is not
 // bound to one server: it moves (mysql mode) or runs elsewhere (OceanBase
 // mode) as one without them would, unless a statement keeps long data or
-// an open cursor on its server (prepared.home).
+// an open cursor on its server (prepared.home). A statement the client
+// closes may stay prepared on the servers for its next prepare of the
+// same text (prepared_keep.go).
 
 // prepared is a statement prepared by the client.
 type prepared struct {
@@ -30,6 +32,12 @@ type prepared struct {
 	home    *serverConn // where long data or an open cursor lives
 	kind    route.StmtKind
 	facts   route.Facts // of sql, which it borrows: executes are routed by it
+	// answer is the answer the client got to its prepare, while capture
+	// says it is being kept whole; gen is the stmtTable.gen it was
+	// prepared at (prepared_keep.go).
+	answer  []byte
+	capture bool
+	gen     uint64
 }
 
 // stmtTable is the client's prepared statements under obgate's ids. Only
@@ -47,6 +55,11 @@ type stmtTable struct {
 	request []byte
 	// closing is the COM_STMT_CLOSE obgate sends a server session.
 	closing [mysqlproto.HeaderLen + 5]byte
+	// kept are statements the client closed that stay prepared on the
+	// server sessions, oldest first; gen counts the client's changes of
+	// state that make them stale (prepared_keep.go).
+	kept []keptStmt
+	gen  uint64
 }
 
 // maxFreeStmts bounds stmtTable.free.
@@ -75,7 +88,7 @@ func (t *stmtTable) recycle(p *prepared) {
 	if p == nil || len(t.free) >= maxFreeStmts {
 		return
 	}
-	*p = prepared{sql: p.sql[:0], types: p.types[:0]}
+	*p = prepared{sql: p.sql[:0], types: p.types[:0], answer: p.answer[:0]}
 	t.free = append(t.free, p)
 }
 
@@ -92,9 +105,16 @@ func (t *stmtTable) add(p *prepared) uint32 {
 	return t.last
 }
 
-// reset forgets every statement: the client's reset or change of user
-// closed them on the server.
-func (t *stmtTable) reset() { clear(t.byID) }
+// reset forgets every statement, the kept ones too: the client's reset or
+// change of user closed them on the server.
+func (t *stmtTable) reset() {
+	clear(t.byID)
+	for _, k := range t.kept {
+		t.recycle(k.p)
+	}
+	t.kept = t.kept[:0]
+	t.gen++
+}
 
 // leftHome forgets be as the home of any statement: be is gone.
 func (t *stmtTable) leftHome(be *serverConn) {
@@ -135,6 +155,9 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 		s.stmts.request = pkt
 		body = pkt[mysqlproto.HeaderLen+1:]
 	}
+	if i, _ := s.stmts.keptFor(body); i >= 0 {
+		return st.reuseKept(n, i, start)
+	}
 	p := s.stmts.newStmt()
 	p.sql = append(p.sql, body...)
 	p.facts = route.Lex(p.sql)
@@ -158,6 +181,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 		s.stmts.request = pkt
 	}
 	s.stmts.pending = p
+	s.stmts.startCapture(p, s.cfg.ClientPSKeepCount)
 	st.resendable = true // preparing changes nothing on the server
 	if polled {
 		st.sendPolled(pkt)
@@ -212,6 +236,9 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	}
 	id := binary.LittleEndian.Uint32(body)
 	ps, ok := s.stmts.byID[id]
+	if ok && cmd == mysqlproto.ComStmtExecute && !keepsParse(&ps.facts) {
+		s.stmts.stateChanged()
+	}
 	if !ok {
 		if err := s.skipPacket(n); err != nil {
 			return err
@@ -416,10 +443,18 @@ func (st *statement) closeStatement(n int, body []byte) error {
 	if err := s.skipPacket(n); err != nil {
 		return err
 	}
-	if _, ok := s.stmts.byID[id]; !ok {
+	p, ok := s.stmts.byID[id]
+	if !ok {
 		return nil
 	}
-	s.stmts.close(id)
+	if evict, kept := s.stmts.keep(id, p, s.cfg.ClientPSKeepCount); kept {
+		if evict == 0 {
+			return nil
+		}
+		id = evict // the close the client's would have been
+	} else {
+		s.stmts.close(id)
+	}
 	return st.closeOn(id, len(s.side.serverSessions())-1)
 }
 

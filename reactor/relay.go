@@ -250,6 +250,9 @@ func (st *statement) flushDecided(final, block bool) error {
 	if !block {
 		k, err := s.drv.clientNP.tryWrite(r.win.buf[:r.dec])
 		if k > 0 {
+			if p := s.stmts.pending; p != nil && p.capture {
+				p.captureAnswer(r.win.buf[:k])
+			}
 			st.releaseKept() // part of the answer is the client's now
 			r.written += int64(k)
 			r.win.consumed(k)
@@ -273,6 +276,9 @@ func (st *statement) flushDecided(final, block bool) error {
 	}
 	if err := flushFn(); err != nil {
 		return quit(QuitClientNetwork, err)
+	}
+	if p := s.stmts.pending; p != nil && p.capture {
+		p.captureAnswer(r.win.buf[:r.dec])
 	}
 	st.releaseKept() // part of the answer is the client's now
 	r.written += int64(r.dec)

@@ -226,7 +226,8 @@ func (s *Session) setDB(db string) {
 	s.mu.Lock()
 	s.db = db
 	s.mu.Unlock()
-	s.tm = nil // the new database's statement series
+	s.stmts.stateChanged() // texts name tables of another database now
+	s.tm = nil             // the new database's statement series
 }
 
 // DB returns the session's current database as obgate last saw it.
