@@ -329,3 +329,27 @@ func TestE2EOBKeptStatementsOnThreeNodes(t *testing.T) {
 		t.Errorf("%d prepares were answered from the kept statement, want %d", n, count-1)
 	}
 }
+
+// TestE2EKeptStatementFromTheFirstQuery: a session's very first queries
+// with arguments keep their statement too, in both routing modes (the
+// current database obgate records after the first answer is the one of
+// the login, no change of state).
+func TestE2EKeptStatementFromTheFirstQuery(t *testing.T) {
+	testkit.CheckLeaks(t)
+	c := startOBSim(t)
+	ob := startOBProxy(t, c, "netpoll", "client_ps_keep_count", "8")
+	p := startProxy(t, "netpoll", "client_ps_keep_count", "8")
+	for name, db := range map[string]*sql.DB{"mysql mode": rootDB(t, p), "OceanBase mode": openDB(t, obDriverConfig(ob, obFullUser, obDB))} {
+		db.SetMaxOpenConns(1)
+		conn, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused := reactor.PreparesReused()
+		argsQueries(t, conn, "SELECT ? + 1", 5)
+		if n := reactor.PreparesReused() - reused; n != 4 {
+			t.Errorf("%s: %d of the first 5 prepares were answered from the kept statement, want 4", name, n)
+		}
+		_ = conn.Close()
+	}
+}

@@ -224,10 +224,13 @@ func (s *Session) transport() (string, bool) {
 
 func (s *Session) setDB(db string) {
 	s.mu.Lock()
+	changed := s.db != db
 	s.db = db
 	s.mu.Unlock()
-	s.stmts.stateChanged() // texts name tables of another database now
-	s.tm = nil             // the new database's statement series
+	if changed {
+		s.stmts.stateChanged() // texts name tables of another database now
+	}
+	s.tm = nil // the new database's statement series
 }
 
 // DB returns the session's current database as obgate last saw it.
