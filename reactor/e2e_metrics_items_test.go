@@ -76,7 +76,14 @@ func TestE2EMetricsItemLimit(t *testing.T) {
 	if _, err := a.Query("SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, hangLimit, func() bool { return p.Metrics.LimitedSeries() > 0 }, "the first SELECT made no series")
+	// The answer reaches the client before the statement is accounted
+	// for: wait until every series of the first SELECT exists.
+	testkit.Eventually(t, hangLimit, func() bool {
+		text := p.MetricsText()
+		return strings.Contains(text, "odp_sql_request_total{") && strings.Contains(text, "odp_transaction_total{") &&
+			strings.Contains(text, `timeType="prepare"`) && strings.Contains(text, `timeType="server"`) &&
+			strings.Contains(text, `timeType="total"`)
+	}, "the first SELECT made no series")
 	limit := p.Metrics.LimitedSeries() + 2
 	if _, err := p.Store.Set("monitor_item_limit", strconv.Itoa(limit)); err != nil {
 		t.Fatal(err)
