@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
@@ -248,7 +249,18 @@ func (c *npServerConn) LendOutput(n int) ([]byte, error) {
 // that returned no error, once.
 func (c *npServerConn) SendLent() error {
 	defer c.exit()
-	return c.Connection.Writer().Flush()
+	return c.rb.Flush()
+}
+
+// SetDeadline sets netpoll's deadlines; clearing them (the end of a
+// login, on the goroutine that read it) also lets go of the read timer
+// netpoll would otherwise keep for the connection's life.
+func (c *npServerConn) SetDeadline(t time.Time) error {
+	err := c.Connection.SetDeadline(t)
+	if t.IsZero() {
+		npbound.DropReadTimer(c.Connection)
+	}
+	return err
 }
 
 // Close shuts the socket down and closes the netpoll connection now, or

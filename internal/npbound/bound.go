@@ -70,6 +70,8 @@ type Bound struct {
 	// (readAgain). The poller only.
 	booked int
 	again  [1][]byte
+
+	lender lender // see barrier.go
 }
 
 // readAgainMax is the largest booking after which a full read is followed
@@ -101,6 +103,7 @@ func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 	h.op.Inputs = rb.inputBuffers
 	dropIdleInput(conn)
 	h.unlockOperator()
+	rb.lender.startLending(conn)
 	// Close callbacks run newest first: this one before netpoll's own,
 	// which closes the descriptor.
 	_ = conn.AddCloseCallback(rb.closing)
@@ -241,6 +244,7 @@ func (rb *Bound) AfterConsume() {
 
 // closing is a close callback of the connection.
 func (rb *Bound) closing(netpoll.Connection) error {
+	rb.lender.stopLending()
 	rb.mu.Lock()
 	rb.dead = true
 	rb.mu.Unlock()

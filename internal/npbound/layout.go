@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/cloudwego/netpoll"
@@ -48,6 +49,10 @@ type npLayoutInfo struct {
 	// nodes are then kept while idle (see dropIdleInput).
 	maxSizeOK  bool
 	maxSizeOff uintptr
+	// readTimerOK is false when connection.readTimer is not a
+	// *time.Timer, and DropReadTimer then does nothing.
+	readTimerOK  bool
+	readTimerOff uintptr
 }
 
 var npLayout atomic.Pointer[npLayoutInfo]
@@ -102,6 +107,9 @@ func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
 	if f, ok := ct.Elem().FieldByName("maxSize"); ok && f.Type.Kind() == reflect.Int {
 		l.maxSizeOK, l.maxSizeOff = true, fieldOffset(ct.Elem(), f)
 	}
+	if f, ok := ct.Elem().FieldByName("readTimer"); ok && f.Type == reflect.TypeOf((*time.Timer)(nil)) {
+		l.readTimerOK, l.readTimerOff = true, fieldOffset(ct.Elem(), f)
+	}
 	return l
 }
 
@@ -132,10 +140,27 @@ func SetAddrs(conn netpoll.Connection, local, remote net.Addr) error {
 	return nil
 }
 
+// DropReadTimer lets go of the timer netpoll made for conn's reads with
+// a deadline, which it keeps for the connection's life once made (about
+// 240 bytes): a server connection reads with a deadline while it logs in
+// and then, unless a statement timeout applies, never again. netpoll
+// makes a new timer if a later read has a deadline. The goroutine that
+// reads conn, between its reads (netpoll stops and drains the timer
+// before each read returns).
+func DropReadTimer(conn netpoll.Connection) {
+	l := npLayout.Load()
+	if l == nil || !l.readTimerOK || reflect.TypeOf(conn) != l.connType {
+		return
+	}
+	*(**time.Timer)(unsafe.Add(connPointer(conn), l.readTimerOff)) = nil
+}
+
 // Probe learns the layout from a connection over a socket pair
 // before any real connection joins netpoll, so that a mismatch is known
 // up front (a connection that failed half way through joining could have
-// lost bytes to netpoll already).
+// lost bytes to netpoll already). It also learns where connections keep
+// their write vectors and flushing lock (barrier.go); a connection made
+// before Probe keeps netpoll's own vectors.
 func Probe() bool {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -148,7 +173,13 @@ func Probe() bool {
 		return false
 	}
 	defer conn.Close()
-	return learnNPLayout(conn).ok
+	if !learnNPLayout(conn).ok {
+		return false
+	}
+	if barriers.Load() == nil {
+		barriers.CompareAndSwap(nil, learnBarrierLayout(conn))
+	}
+	return true
 }
 
 // connPointer is the address of the struct behind a netpoll connection.
