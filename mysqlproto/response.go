@@ -73,31 +73,32 @@ const (
 // except the packet returned by Packet, which is borrowed from the last
 // Scan's input.
 type ResponseScanner struct {
+	// Fields are ordered to pack: the scanner lives in every session.
 	cmd          Command
 	deprecateEOF bool
 	progress     bool
 	phase        scanPhase
-
-	remain   int  // payload bytes of the current physical packet still to pass
-	cont     bool // the next physical packet continues a logical packet
-	count    uint64
-	want     int
-	lastSeq  uint8
-	status   ServerStatus
-	isErr    bool
-	errCode  uint16 // of the ERR that ended the response
-	packet   []byte
-	ok       OK   // the last terminator decoded as an OK, when okValid
-	okValid  bool // ok holds the packet behind the last ScanTerminator
-	stmtID   uint32
-	nParams  uint16
-	nColumns uint16
-	err      error
+	cont         bool // the next physical packet continues a logical packet
+	okValid      bool // ok holds the packet behind the last ScanTerminator
 	// expectExtraOK: a result set's final EOF is followed by an OK packet
 	// (OceanBase's EXTRA_OK_PACKET_FOR_STATISTICS); extraOK says the last
 	// terminator was that OK.
 	expectExtraOK bool
 	extraOK       bool
+
+	remain   int // payload bytes of the current physical packet still to pass
+	count    uint64
+	want     int
+	lastSeq  uint8
+	isErr    bool
+	status   ServerStatus
+	errCode  uint16 // of the ERR that ended the response
+	nParams  uint16
+	stmtID   uint32
+	nColumns uint16
+	packet   []byte
+	ok       OK // the last terminator decoded as an OK, when okValid
+	err      error
 }
 
 // Reset prepares the scanner for the response to cmd on a connection with
