@@ -14,7 +14,7 @@ import (
 )
 
 // TestMemoryGuard drives obgate over the high-water mark of
-// proxy_mem_limited (24 MB here) with clients that each start a 1 GiB
+// proxy_mem_limited (16 MB here, its least) with clients that each start a 1 GiB
 // result and do not read it: obgate holds little of each result (it stops
 // reading the server for a client that does not read), so it is the
 // sessions that add up, until
@@ -25,8 +25,8 @@ func TestMemoryGuard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds hundreds of stalled result sets")
 	}
-	p := startObgate(t, "", "-o", "proxy_mem_limited=24MB")
-	const most = 3000
+	p := startObgate(t, "", "-o", "proxy_mem_limited=16MB")
+	const most = 4000
 	var stalled []*testkit.RawConn
 	defer func() {
 		for _, c := range stalled {
