@@ -361,7 +361,7 @@ var itemTable = []Item{
 		doc: "Caps work_thread_num at one event loop per 20 CPUs obgate may use (GOMAXPROCS), which measured best.",
 		ref: boolRef(func(c *Config) *bool { return &c.AutomaticMatchWorkThread })},
 	{name: "go_max_procs", def: "0", rng: "[0,1024]", level: LevelUser,
-		doc: "CPUs obgate runs Go code on at once (GOMAXPROCS); 0 = every CPU the process may use (Go's default, which follows a cgroup CPU limit). 1 costs the least CPU and latency per statement at low concurrency, as HAProxy's nbthread 1: the event loop then never wakes another CPU's thread between two statements (after each batch of events netpoll yields, and Go hands the yield to an idle CPU, two futex calls each time); it caps obgate at one CPU. Read at start (before work_thread_num sizes the event loops) and applied at once when changed.",
+		doc: "CPUs obgate runs Go code on at once (GOMAXPROCS). 0 = chosen by load: every CPU the process may use (Go's default, which follows a cgroup CPU limit) while statements run side by side, one CPU while statements and logins are in flight one at a time on average (below 1.5 for a second; back to every CPU within 0.1 s of 2.5 or more). At one statement at a time the other CPUs only cost: after each batch of events netpoll yields, and Go hands the yield to an idle CPU's thread, two futex calls and a context switch each time. n = always n CPUs. With 0 and a GOMAXPROCS environment variable, its value holds, unchanged by load. Read at start (before work_thread_num sizes the event loops) and applied at once when changed.",
 		ref: intRef(func(c *Config) *int64 { return &c.GoMaxProcs })},
 
 	// Memory, and ODP items that obgate accepts so that existing start scripts keep working.

@@ -67,24 +67,26 @@ func run(args []string) int {
 	warnings := warnlog.NewRing(warnlog.DefaultSize)
 	log := slog.New(warnlog.NewHandler(warnings, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	store.Subscribe(func(_, c *config.Config) { level.Set(c.LogLevel()) })
-	applyMaxProcs(store.Load().GoMaxProcs)
+	gov := newProcsGovernor(log)
+	gov.set(store.Load().GoMaxProcs)
 	store.Subscribe(func(old, c *config.Config) {
 		if old == nil || old.GoMaxProcs != c.GoMaxProcs {
-			applyMaxProcs(c.GoMaxProcs)
+			gov.set(c.GoMaxProcs)
 		}
 	})
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
 	}
-	if err := serve(store, log, warnings, newUpgrader(log, store, args)); err != nil {
+	if err := serve(store, log, warnings, newUpgrader(log, store, args), gov); err != nil {
 		log.Error("obgate stopped", "err", err)
 		return 1
 	}
 	return 0
 }
 
-// serve wires the parts together and runs until SIGTERM or SIGINT.
-func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *upgrader) error {
+// serve wires the parts together and runs until SIGTERM or SIGINT; gov
+// follows the server's load from then on.
+func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *upgrader, gov *procsGovernor) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
 	var clusters *route.Clusters
@@ -118,6 +120,9 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	if err != nil {
 		return err
 	}
+	stopGov := make(chan struct{})
+	defer close(stopGov)
+	go gov.run(srv.BusyTime, stopGov)
 	adm := admin.New(srv, reg, log)
 	adm.SetWarnLog(warnings)
 	srv.SetInterceptor(adm)
