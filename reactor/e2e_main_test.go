@@ -267,6 +267,8 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // one (a closed connection's teardown runs after the client has gone).
 func waitNoClients(t *testing.T, p *testkit.Proxy) {
 	t.Helper()
-	testkit.Eventually(t, hangLimit, func() bool { return p.Server.ClientCount() == 0 },
-		"%d client connections still open", p.Server.ClientCount())
+	testkit.EventuallyDescribe(t, hangLimit, func() bool { return p.Server.ClientCount() == 0 }, func() string {
+		return fmt.Sprintf("%d client connections still open: %s", p.Server.ClientCount(),
+			strings.Join(p.Server.DescribeSessions(), "; "))
+	})
 }

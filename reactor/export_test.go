@@ -66,3 +66,33 @@ func SetServerWriteRoom(tb interface{ Cleanup(func()) }, room int64) {
 	serverWriteRoom.Store(room)
 	tb.Cleanup(func() { serverWriteRoom.Store(0) })
 }
+
+// SetStuckGrace sets how long Shutdown waits for the sessions it closed
+// after its context ended; the returned func restores it.
+func SetStuckGrace(d time.Duration) (restore func()) {
+	old := stuckGrace
+	stuckGrace = d
+	return func() { stuckGrace = old }
+}
+
+// AddUnendingSession puts on the server's books a session that no close
+// can end: it is in StateCommand with no owner and no connection, as a
+// session whose teardown was lost would be. end tears it down.
+func (srv *Server) AddUnendingSession() (id uint32, end func()) {
+	s := &Session{srv: srv, id: srv.newSessionID()}
+	s.connectedAt = time.Now()
+	s.setSide(srv.cfg.Load())
+	s.drv.s = s
+	s.clientAddr = "127.0.0.1:1"
+	s.lastActive.Store(s.connectedAt.UnixNano())
+	s.curCmd.Store(3)
+	s.state.Store(int32(StateCommand))
+	srv.active.Add(1)
+	srv.sessions.Store(s.id, s)
+	srv.clients.Add(1)
+	return s.id, s.teardown
+}
+
+// DescribeSessions says where each session on the server's books stands
+// on its way out (as a *StuckSessionsError does).
+func (srv *Server) DescribeSessions() []string { return srv.stuckSessions().Sessions }

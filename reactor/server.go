@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,7 +232,9 @@ func (srv *Server) Serve(ln net.Listener) error {
 // for drainQuiet (looking every 50ms), and closes what is left when ctx
 // ends. After HandOverSessions, the sessions that can move are handed
 // over at their next idle point instead of closed. It returns when every
-// session is gone.
+// session is gone, with ctx's error when ctx ended first; a session still
+// there stuckGrace after that is named in a *StuckSessionsError, and
+// Shutdown returns without it.
 func (srv *Server) Shutdown(ctx context.Context) error {
 	srv.draining.Store(true)
 	srv.mu.Lock()
@@ -258,7 +261,17 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 			srv.drainLook()
 		case <-ctx.Done():
 			srv.eachSession(func(s *Session) { s.closeFor(closeNow, QuitShutdown, "drain_timeout") })
-			<-done
+			grace := time.NewTimer(stuckGrace)
+			defer grace.Stop()
+			select {
+			case <-done:
+			case <-grace.C:
+				stuck := srv.stuckSessions()
+				srv.log.Error("shutdown: sessions did not end after they were closed; stopping without them",
+					"count", len(stuck.Sessions), "sessions", strings.Join(stuck.Sessions, "; "))
+				srv.closePoller()
+				return stuck
+			}
 			srv.closePoller()
 			return ctx.Err()
 		}

@@ -212,7 +212,11 @@ wait:
 		log.Info("second signal: closing every session now")
 		cancel()
 	}()
-	if err := srv.Shutdown(ctx); err != nil {
+	var stuck *reactor.StuckSessionsError
+	if err := srv.Shutdown(ctx); errors.As(err, &stuck) {
+		// The reactor logged each one; what they hold goes with the process.
+		log.Error("drain timed out; some sessions did not end when closed", "count", len(stuck.Sessions))
+	} else if err != nil {
 		log.Warn("drain timed out; remaining sessions were closed", "err", err)
 	}
 	if metricsSrv != nil {
