@@ -43,7 +43,6 @@ func (srv *Server) handleConn(conn net.Conn) {
 		tuneClientConn(tc, srv.cfg.Load())
 	}
 	err := s.handshake(count)
-	srv.noteBusy(time.Since(s.connectedAt))
 	if err != nil {
 		srv.metrics.newClientFail.Inc()
 		s.logQuit(err)

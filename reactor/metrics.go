@@ -225,7 +225,6 @@ func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Ti
 	s.partitionMissed = false
 	tm.statement(kind, failed, missed, &cost)
 	s.srv.metrics.latency.Update(cost[costTotal].Seconds())
-	s.srv.noteBusy(cost[costTotal])
 }
 
 // serverFailure counts a server session that broke under a statement.

@@ -81,7 +81,6 @@ type Server struct {
 	upgradeBit    bool     // the upgrade bit of this process's session ids
 	sessions      sync.Map // uint32 → *Session
 	clients       atomic.Int64
-	busyNanos     atomic.Int64 // busy.go
 
 	refusals       *burstLog // clients refused for want of descriptors
 	acceptFailures *burstLog

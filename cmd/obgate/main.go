@@ -122,7 +122,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	}
 	stopGov := make(chan struct{})
 	defer close(stopGov)
-	go gov.run(srv.BusyTime, stopGov)
+	go gov.run(stopGov)
 	adm := admin.New(srv, reg, log)
 	adm.SetWarnLog(warnings)
 	srv.SetInterceptor(adm)

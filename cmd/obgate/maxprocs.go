@@ -11,28 +11,43 @@ import (
 // The CPU governor: how many CPUs Go code may run on (GOMAXPROCS).
 //
 // A fixed go_max_procs is applied as it is. With 0 (the default) obgate
-// chooses: every CPU the process may use (Go's default, which follows a
-// cgroup limit) while statements run side by side, one CPU while about one
-// is in flight at a time. At one statement at a time the extra CPUs only
-// cost: netpoll's event loop yields after every batch of events, and Go
-// wakes an idle CPU's thread for the yield, which finds nothing and sleeps
-// again (two futex calls and a context switch per batch, two batches per
-// statement). With one CPU there is no idle CPU to wake.
+// chooses: one CPU while one is enough, every CPU the process may use
+// (Go's default, which follows a cgroup limit) when it is not. On one CPU
+// the idle CPUs cost nothing; with more, netpoll's event loop yields after
+// every batch of events and Go wakes an idle CPU's thread for the yield,
+// which finds nothing and sleeps again (two futex calls and a context
+// switch per batch).
 //
-// The load is read from reactor.Server.BusyTime: its growth over a tick,
-// divided by the tick, is the average number of statements and logins in
-// flight. One tick above governorWide widens at once (so a burst is never
-// held on one CPU for longer than a tick); governorNarrowTicks ticks in a
-// row below governorNarrow narrow it again.
+// "Enough" is read from the process itself every tick (loadsample.go):
+// the CPU time the kernel charged it, and how many of its goroutines
+// waited for a CPU on average. Statements that only wait on a server cost
+// neither, so they keep obgate on one CPU however many are in flight.
+//
+//   - Widen within one tick of governorWideCPU CPUs used, or of
+//     governorWideWaiting goroutines waiting for the one CPU (on a machine
+//     whose other processes take that CPU's time, obgate's own use never
+//     reaches the mark, but its goroutines queue).
+//   - Narrow after a calm run: governorNarrowTicks ticks in a row under
+//     governorNarrowCPU CPUs and governorNarrowWaiting waiting.
+//   - A widening within governorFlapTicks of the last narrowing is a flap:
+//     it doubles the calm run the next narrowing needs (up to
+//     2^governorMaxBackoff), so a load at the edge does not switch back
+//     and forth ten times a second. A narrowing that held longer than that
+//     halves it again.
 const (
-	governorTick        = 100 * time.Millisecond
-	governorWide        = 2.5 // in flight on average: use every CPU at or above it
-	governorNarrow      = 1.5 // and one CPU after a second below it
-	governorNarrowTicks = 10
+	governorTick          = 100 * time.Millisecond
+	governorWideCPU       = 0.85
+	governorWideWaiting   = 0.5
+	governorNarrowCPU     = 0.7
+	governorNarrowWaiting = 0.25
+	governorNarrowTicks   = 10
+	governorFlapTicks     = 100
+	governorMaxBackoff    = 5
 )
 
 // procsGovernor applies go_max_procs. set may be called from any
-// goroutine (config changes); run is its own goroutine.
+// goroutine (config changes); observe and run belong to the governor's
+// own goroutine.
 type procsGovernor struct {
 	log *slog.Logger
 
@@ -41,7 +56,9 @@ type procsGovernor struct {
 	envFixed bool  // GOMAXPROCS is set in the environment: Go's default is that, unchanged
 	wide     int   // Go's default number of CPUs
 	narrow   bool  // running on one CPU by choice
-	calm     int   // ticks in a row below governorNarrow
+	calm     int   // ticks in a row under the narrowing marks
+	backoff  int   // the calm run needed is governorNarrowTicks << backoff
+	since    int   // ticks since the last narrowing
 }
 
 func newProcsGovernor(log *slog.Logger) *procsGovernor {
@@ -54,7 +71,7 @@ func newProcsGovernor(log *slog.Logger) *procsGovernor {
 func (g *procsGovernor) set(n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.fixed, g.narrow, g.calm = n, false, 0
+	g.fixed, g.narrow, g.calm, g.backoff = n, false, 0, 0
 	if n > 0 {
 		runtime.GOMAXPROCS(int(n))
 		return
@@ -68,47 +85,58 @@ func (g *procsGovernor) adaptive() bool {
 	return g.fixed == 0 && !g.envFixed && g.wide > 1
 }
 
-// observe takes one tick's average number of statements in flight and
-// narrows or widens. Called by run.
-func (g *procsGovernor) observe(inFlight float64) {
+// calmNeeded is the number of calm ticks in a row the next narrowing needs.
+func (g *procsGovernor) calmNeeded() int { return governorNarrowTicks << g.backoff }
+
+// observe takes one tick's load and narrows or widens.
+func (g *procsGovernor) observe(l load) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.adaptive() {
 		return
 	}
-	switch {
-	case g.narrow && inFlight >= governorWide:
+	if g.narrow {
+		g.since++
+		if l.cpus < governorWideCPU && l.waiting < governorWideWaiting {
+			return
+		}
+		if g.since <= governorFlapTicks {
+			g.backoff = min(g.backoff+1, governorMaxBackoff)
+		} else {
+			g.backoff = max(g.backoff-1, 0)
+		}
 		g.narrow, g.calm = false, 0
 		runtime.SetDefaultGOMAXPROCS()
 		g.wide = runtime.GOMAXPROCS(0)
-		g.log.Debug("go_max_procs=0: every CPU", "in_flight", inFlight, "cpus", g.wide)
-	case !g.narrow && inFlight < governorNarrow:
-		if g.calm++; g.calm >= governorNarrowTicks {
-			g.narrow, g.calm = true, 0
-			runtime.GOMAXPROCS(1)
-			g.log.Debug("go_max_procs=0: one CPU", "in_flight", inFlight)
-		}
-	case !g.narrow:
+		g.log.Debug("go_max_procs=0: every CPU", "cpus_used", l.cpus, "waiting", l.waiting,
+			"cpus", g.wide, "next_calm_ticks", g.calmNeeded())
+		return
+	}
+	if l.cpus >= governorNarrowCPU || l.waiting >= governorNarrowWaiting {
 		g.calm = 0
+		return
+	}
+	if g.calm++; g.calm >= g.calmNeeded() {
+		g.narrow, g.calm, g.since = true, 0, 0
+		runtime.GOMAXPROCS(1)
+		g.log.Debug("go_max_procs=0: one CPU", "cpus_used", l.cpus, "waiting", l.waiting)
 	}
 }
 
-// run reads busy (the summed time of finished statements and logins)
-// every tick until stop is closed.
-func (g *procsGovernor) run(busy func() time.Duration, stop <-chan struct{}) {
+// run samples the process every tick until stop is closed.
+func (g *procsGovernor) run(stop <-chan struct{}) {
 	tick := time.NewTicker(governorTick)
 	defer tick.Stop()
-	last, lastAt := busy(), time.Now()
+	s := newLoadSampler()
+	s.next(time.Now())
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
-			b := busy()
-			if span := now.Sub(lastAt); span > 0 {
-				g.observe(float64(b-last) / float64(span))
+			if l, ok := s.next(now); ok {
+				g.observe(l)
 			}
-			last, lastAt = b, now
 		}
 	}
 }

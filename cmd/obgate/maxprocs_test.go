@@ -3,12 +3,15 @@ package main
 import (
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 // TestProcsGovernorFollowsLoad drives the governor's decisions with
-// figures of statements in flight and checks GOMAXPROCS after each.
+// loads and checks GOMAXPROCS after each.
 func TestProcsGovernorFollowsLoad(t *testing.T) {
 	wide := runtime.GOMAXPROCS(0)
 	if wide < 2 {
@@ -20,44 +23,136 @@ func TestProcsGovernorFollowsLoad(t *testing.T) {
 	g.set(0)
 	g.wide = wide
 	procs := func() int { return runtime.GOMAXPROCS(0) }
-	for i := range governorNarrowTicks - 1 {
-		g.observe(0.9)
-		if procs() != wide {
-			t.Fatalf("narrowed after %d calm ticks, want %d", i+1, governorNarrowTicks)
+	calm := load{cpus: 0.3, waiting: 0.05}
+	observe := func(n int, l load) {
+		for range n {
+			g.observe(l)
 		}
 	}
-	g.observe(2.0) // between the marks: the calm run starts again
-	for range governorNarrowTicks - 1 {
-		g.observe(1.0)
-	}
+	observe(governorNarrowTicks-1, calm)
 	if procs() != wide {
-		t.Fatalf("narrowed although the calm run was broken")
+		t.Fatalf("narrowed after %d calm ticks, want %d", governorNarrowTicks-1, governorNarrowTicks)
 	}
-	g.observe(1.0)
+	// Between the marks, by either figure: the calm run starts again.
+	for _, between := range []load{{cpus: 0.75}, {cpus: 0.3, waiting: 0.3}} {
+		g.observe(between)
+		observe(governorNarrowTicks-1, calm)
+		if procs() != wide {
+			t.Fatalf("narrowed although %+v broke the calm run", between)
+		}
+	}
+	g.observe(calm)
 	if procs() != 1 {
 		t.Fatalf("GOMAXPROCS %d after %d calm ticks, want 1", procs(), governorNarrowTicks)
 	}
-	g.observe(2.0) // between the marks: stays narrow
+	// Statements that wait on a server use little CPU: no reason to widen.
+	observe(3*governorFlapTicks, load{cpus: 0.8, waiting: 0.4})
 	if procs() != 1 {
-		t.Fatalf("widened at 2.0 in flight")
+		t.Fatalf("widened below both marks")
 	}
-	g.observe(governorWide)
-	if procs() != wide {
-		t.Fatalf("GOMAXPROCS %d at %v in flight, want %d", procs(), governorWide, wide)
+	// Long after the narrowing: widening is no flap.
+	g.observe(load{cpus: governorWideCPU})
+	if procs() != wide || g.backoff != 0 {
+		t.Fatalf("GOMAXPROCS %d, backoff %d at %v CPUs used, want %d and 0", procs(), g.backoff, governorWideCPU, wide)
 	}
+	// Goroutines queueing for the one CPU widen it too, and so soon
+	// after the narrowing that it counts as a flap: each flap doubles
+	// the calm run the next narrowing needs, up to the cap.
+	for flap := 1; flap <= governorMaxBackoff+1; flap++ {
+		need := governorNarrowTicks << min(flap-1, governorMaxBackoff)
+		observe(need-1, calm)
+		if procs() != wide {
+			t.Fatalf("flap %d: narrowed after %d calm ticks, want %d", flap, need-1, need)
+		}
+		g.observe(calm)
+		if procs() != 1 {
+			t.Fatalf("flap %d: GOMAXPROCS %d after %d calm ticks, want 1", flap, procs(), need)
+		}
+		g.observe(load{cpus: 0.2, waiting: governorWideWaiting})
+		if procs() != wide {
+			t.Fatalf("flap %d: GOMAXPROCS %d with %v goroutines waiting, want %d", flap, procs(), governorWideWaiting, wide)
+		}
+		if want := min(flap, governorMaxBackoff); g.backoff != want {
+			t.Fatalf("flap %d: backoff %d, want %d", flap, g.backoff, want)
+		}
+	}
+	// A narrowing that holds past the flap window halves the calm run again.
+	observe(g.calmNeeded(), calm)
+	observe(governorFlapTicks, calm)
+	g.observe(load{cpus: 1})
+	if g.backoff != governorMaxBackoff-1 {
+		t.Fatalf("backoff %d after a narrowing that held, want %d", g.backoff, governorMaxBackoff-1)
+	}
+
 	g.set(3)
-	for range 2 * governorNarrowTicks {
-		g.observe(0)
-	}
+	observe(2*governorNarrowTicks, load{})
 	if procs() != 3 {
 		t.Fatalf("a fixed go_max_procs=3 moved to %d", procs())
 	}
 	g.set(0)
 	g.envFixed = true
-	for range 2 * governorNarrowTicks {
-		g.observe(0)
-	}
+	observe(2*governorNarrowTicks, load{})
 	if procs() != wide {
 		t.Fatalf("GOMAXPROCS from the environment moved to %d", procs())
+	}
+}
+
+// TestLoadSamplerReadsTheProcess: CPU spent on a busy loop shows as CPUs
+// used, and goroutines kept runnable behind a busy one on a single P show
+// as waiting.
+func TestLoadSamplerReadsTheProcess(t *testing.T) {
+	s := newLoadSampler()
+	if _, ok := s.next(time.Now()); ok {
+		t.Fatal("the first reading reported a load")
+	}
+	spin := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+	}
+	spin(200 * time.Millisecond)
+	l, ok := s.next(time.Now())
+	if !ok || l.cpus < 0.3 {
+		t.Fatalf("a 200 ms busy loop read as %+v (ok %v), want at least 0.3 CPUs", l, ok)
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s.next(time.Now())
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 200 {
+				spin(100 * time.Microsecond)
+				runtime.Gosched()
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	l, ok = s.next(time.Now())
+	t.Logf("four goroutines on one CPU: %+v", l)
+	if !ok || l.waiting < 1 {
+		t.Fatalf("four goroutines taking turns on one CPU read as %+v (ok %v), want at least 1 waiting", l, ok)
+	}
+}
+
+// TestHistogramSum checks the bucket arithmetic, open ends included.
+func TestHistogramSum(t *testing.T) {
+	h := &metrics.Float64Histogram{
+		Counts:  []uint64{2, 3, 0, 1},
+		Buckets: []float64{math.Inf(-1), 1, 3, 5, math.Inf(1)},
+	}
+	var v metrics.Value
+	if got := histogramSum(v); got != 0 {
+		t.Fatalf("an empty value sums to %v", got)
+	}
+	s := []metrics.Sample{{Name: schedLatencies}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		t.Fatalf("%s is not a histogram in this runtime", schedLatencies)
+	}
+	if got, want := sumBuckets(h), 2*1+3*2+0*4+1*5.0; got != want {
+		t.Fatalf("sum %v, want %v", got, want)
 	}
 }
