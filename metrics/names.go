@@ -70,6 +70,17 @@ const (
 	// netpoll_disconnect, accept, cluster_refresh, http). Each one is a bug;
 	// the session it hit is closed and everything else goes on.
 	Panics = "obgate_panic_total"
+	// PollerFinished counts client commands served wholly on a poller
+	// goroutine (netpoll's event loop: the fast path); PollerHandOffs those
+	// a poller began and gave to a pooled goroutine, by step: where the
+	// goroutine took over (command: from its start, because the command
+	// is not one the poller serves or the session is not in a state to;
+	// command_not_fast: the poller began it and found it needs a dial, a
+	// login or a round trip first; send, relay, prepare, reply: a write or
+	// a read that would have waited; outcome, end, close: an error, a
+	// resend or the session's end).
+	PollerFinished = "obgate_poller_finished_total"
+	PollerHandOffs = "obgate_poller_handoffs_total"
 	// StatementsResent counts statements sent again, invisibly, to another
 	// server after their server broke before any byte of the answer
 	// reached the client (read-only statements outside transactions).

@@ -94,6 +94,19 @@ func TestE2EOBPollerServesStatements(t *testing.T) {
 	if err := stmt.QueryRowContext(ctx, 1).Scan(&v); err != nil || v != "v1" {
 		t.Fatalf("after the rollback: %q %v", v, err)
 	}
+
+	// /metrics tells an operator the same: what ended on the poller, and
+	// what went to a goroutine, by where it was taken over.
+	text := p.MetricsText()
+	if n, _ := testkit.MetricSum(text, "obgate_poller_finished_total"); n < 2*count-2+3*reads {
+		t.Errorf("obgate_poller_finished_total %v, want at least %d", n, 2*count-2+3*reads)
+	}
+	if n, _ := testkit.MetricSum(text, "obgate_poller_handoffs_total"); n < 1 {
+		t.Errorf("obgate_poller_handoffs_total %v: the held BEGIN went to a goroutine", n)
+	}
+	if _, ok := testkit.MetricSum(text, "obgate_poller_handoffs_total", "step", "command_not_fast"); !ok {
+		t.Errorf("obgate_poller_handoffs_total has no command_not_fast series:\n%s", text)
+	}
 }
 
 // TestE2EOBPollerPreparesOnTheLeader: go-sql-driver's query with an

@@ -29,6 +29,10 @@ type reactorMetrics struct {
 	quits                  [len(quitNames)]*vm.Counter
 	panics                 [numPanicSites]*vm.Counter
 	resent                 *vm.Counter
+	// polledFinished counts commands that began and ended on the poller;
+	// handOffs those it gave to a goroutine, by handOffLabels.
+	polledFinished *vm.Counter
+	handOffs       [len(handOffLabels)]*vm.Counter
 	// handovers counts sessions sent, adopted and refused (handover.go).
 	handoverSent, handoverAdopted, handoverRefused *vm.Counter
 	sessionsMoved                                  *vm.Counter
@@ -102,6 +106,10 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		}
 		return float64(hit) / float64(hit+miss)
 	}, metrics.PartitionHitRatio)
+	m.polledFinished = r.Counter(metrics.PollerFinished)
+	for i, label := range handOffLabels {
+		m.handOffs[i] = r.Counter(metrics.PollerHandOffs, "step", label)
+	}
 	for i := range m.panics {
 		m.panics[i] = r.Counter(metrics.Panics, "where", panicSite(i).String())
 	}

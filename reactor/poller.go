@@ -78,7 +78,28 @@ const (
 	resumeClose                     // finish a COM_STMT_CLOSE (finishClose)
 	resumePrepare                   // read the rest of a prepare the poller sent, then serve the command (finishPrepare)
 	resumeReply                     // write the rest of obgate's own answer (finishReply)
+	numResumeSteps
 )
+
+// handOffLabels name the hand-offs in obgate_poller_handoffs_total: the
+// step a goroutine resumes at, and for a command from its start, why it
+// left the poller (handOffNotFast).
+var handOffLabels = [numResumeSteps + 1]string{
+	resumeCommand:  "command",
+	resumeSend:     "send",
+	resumeRelay:    "relay",
+	resumeOutcome:  "outcome",
+	resumeEnd:      "end",
+	resumeClose:    "close",
+	resumePrepare:  "prepare",
+	resumeReply:    "reply",
+	handOffNotFast: "command_not_fast",
+}
+
+// handOffNotFast is the label index of a command the poller began and
+// gave up before it sent anything (errNotFast: it needs a dial, a login,
+// a round trip first, or a server session not in step).
+const handOffNotFast = int(numResumeSteps)
 
 // driver runs a session's command phase on its transport: it moves the
 // logged-in session onto netpoll or a net loop (transport.go), and on
@@ -223,7 +244,7 @@ func (d *driver) runPolled() bool {
 	switch err {
 	case errNotFast:
 		s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
-		d.handOff(resumeCommand)
+		d.handOffCounted(resumeCommand, handOffNotFast)
 		return false
 	case nil:
 		// A command without an answer (COM_STMT_CLOSE) ended here.
@@ -232,6 +253,7 @@ func (d *driver) runPolled() bool {
 			return false
 		}
 		polledFinished.Add(1)
+		s.srv.metrics.polledFinished.Inc()
 		return s.afterCommand(nil)
 	case errCloseRest:
 		d.handOff(resumeClose)
@@ -339,6 +361,7 @@ func (d *driver) stepPolled() bool {
 		return false
 	}
 	polledFinished.Add(1)
+	s.srv.metrics.polledFinished.Inc()
 	return s.afterCommand(nil)
 }
 
@@ -375,9 +398,14 @@ func (d *driver) stopAnswerTimer() {
 
 // handOff gives the command in progress to a pooled goroutine, which goes
 // on at step.
-func (d *driver) handOff(step resumeStep) {
+func (d *driver) handOff(step resumeStep) { d.handOffCounted(step, int(step)) }
+
+// handOffCounted is handOff, counted in obgate_poller_handoffs_total
+// under handOffLabels[label].
+func (d *driver) handOffCounted(step resumeStep, label int) {
 	s := d.s
 	pollerHandOffs.Add(1)
+	s.srv.metrics.handOffs[label].Inc()
 	if s.st == nil { // the end of a command that never began
 		s.st = newStatement(s)
 	}

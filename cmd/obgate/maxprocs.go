@@ -108,7 +108,7 @@ func (g *procsGovernor) observe(l load) {
 		g.narrow, g.calm = false, 0
 		runtime.SetDefaultGOMAXPROCS()
 		g.wide = runtime.GOMAXPROCS(0)
-		g.log.Debug("go_max_procs=0: every CPU", "cpus_used", l.cpus, "waiting", l.waiting,
+		g.log.Info("go_max_procs=0: every CPU", "cpus_used", l.cpus, "waiting", l.waiting,
 			"cpus", g.wide, "next_calm_ticks", g.calmNeeded())
 		return
 	}
@@ -119,7 +119,7 @@ func (g *procsGovernor) observe(l load) {
 	if g.calm++; g.calm >= g.calmNeeded() {
 		g.narrow, g.calm, g.since = true, 0, 0
 		runtime.GOMAXPROCS(1)
-		g.log.Debug("go_max_procs=0: one CPU", "cpus_used", l.cpus, "waiting", l.waiting)
+		g.log.Info("go_max_procs=0: one CPU", "cpus_used", l.cpus, "waiting", l.waiting)
 	}
 }
 
