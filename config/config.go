@@ -150,6 +150,7 @@ type Config struct {
 	WorkThreadNum             int64
 	AutomaticMatchWorkThread  bool
 	GoMaxProcs                int64
+	TimerSlack                time.Duration
 	ProxyMemLimited           int64
 	RoutingCacheMemLimited    int64
 	EnableStrictKernelRelease bool

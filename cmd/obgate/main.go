@@ -61,6 +61,9 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "obgate: %v\n", err)
 		return 1
 	}
+	// Before anything is opened or started: on success this does not
+	// return, and the new image loads the configuration again.
+	slackErr := applyTimerSlack(store.Load().TimerSlack)
 	level := new(slog.LevelVar)
 	level.Set(store.Load().LogLevel())
 	// Warnings and errors are also kept in memory for SHOW WARNLOG.
@@ -76,6 +79,9 @@ func run(args []string) int {
 	})
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
+	}
+	if slackErr != nil {
+		log.Warn("timer_slack not applied; obgate runs with the slack it was started with", "err", slackErr)
 	}
 	if err := serve(store, log, warnings, newUpgrader(log, store, args), gov); err != nil {
 		log.Error("obgate stopped", "err", err)

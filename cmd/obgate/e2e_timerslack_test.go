@@ -1,0 +1,61 @@
+package main_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestTimerSlack: obgate runs every thread with timer_slack (1ms by
+// default), the Go runtime's own threads included, which only executing
+// itself again can give them; with timer_slack=0 it keeps the slack it was
+// started with. Either way it serves.
+func TestTimerSlack(t *testing.T) {
+	started, _, errno := unix.Syscall6(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0, 0, 0, 0)
+	if errno != 0 {
+		t.Fatalf("prctl: %v", errno)
+	}
+	for _, c := range []struct {
+		opt  string
+		want uint64
+	}{
+		{"", 1_000_000},
+		{"timer_slack=250us", 250_000},
+		{"timer_slack=0", uint64(started)},
+	} {
+		t.Run(c.opt, func(t *testing.T) {
+			var extra []string
+			if c.opt != "" {
+				extra = []string{"-o", c.opt}
+			}
+			p := startObgate(t, "", extra...)
+			admin := adminSession(t, p.addr())
+			defer admin.Close()
+			if _, err := admin.Query("SHOW PROXYCONFIG LIKE 'timer_slack'"); err != nil {
+				t.Fatal(err)
+			}
+			pid := p.cmd.Process.Pid
+			tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) < 2 {
+				t.Fatalf("obgate has %d threads", len(tasks))
+			}
+			for _, task := range tasks {
+				// The kernel has the file at /proc/<thread id> only.
+				b, err := os.ReadFile("/proc/" + task.Name() + "/timerslack_ns")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+				if err != nil || got != c.want {
+					t.Errorf("thread %s of obgate %d: timer slack %q, want %d", task.Name(), pid, b, c.want)
+				}
+			}
+		})
+	}
+}
