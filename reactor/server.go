@@ -81,6 +81,9 @@ type Server struct {
 	upgradeBit    bool     // the upgrade bit of this process's session ids
 	sessions      sync.Map // uint32 → *Session
 	clients       atomic.Int64
+	// loginsStarted and goroutineSessions: offpoller.go.
+	loginsStarted     atomic.Uint64
+	goroutineSessions atomic.Int64
 
 	refusals       *burstLog // clients refused for want of descriptors
 	acceptFailures *burstLog

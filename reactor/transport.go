@@ -40,6 +40,8 @@ func (d *driver) serveTransport() {
 	s.client, s.netClient = nc, nc
 	s.wrapClientOB20(s.id)
 	s.transportName.Store(s.client.Transport())
+	s.srv.goroutineSessions.Add(1)
+	defer s.srv.goroutineSessions.Add(-1)
 	d.runNetLoop()
 }
 

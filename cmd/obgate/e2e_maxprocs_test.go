@@ -44,19 +44,38 @@ func TestGoMaxProcs(t *testing.T) {
 		}
 		return // nothing for the load to choose
 	}
+	// procs polls go_gomaxprocs once a governor tick (100 ms): /metrics
+	// is obgate's own work too, and scraped every few milliseconds it
+	// would keep obgate from being calm.
 	procs := func(want float64) func() bool {
-		return func() bool { return scrape(t, p, "go_gomaxprocs") == want }
+		var last time.Time
+		return func() bool {
+			if wait := 100*time.Millisecond - time.Since(last); wait > 0 {
+				<-time.After(wait)
+			}
+			last = time.Now()
+			return scrape(t, p, "go_gomaxprocs") == want
+		}
 	}
 	testkit.Eventually(t, 30*time.Second, procs(1), "an idle obgate with go_max_procs=0 never went down to one CPU")
 
 	// Eight clients, each with a statement in flight nearly all the time,
-	// that costs obgate almost nothing: it stays on one CPU. Watched over
-	// at least 400 statements (over a second, ten governor ticks).
+	// that costs obgate almost nothing: it stays on one CPU. Their logins
+	// come first: each one is a reason for every CPU (client I/O on Go's
+	// network poller), so the watch starts once obgate narrowed again.
 	db, err := sql.Open("mysql", "root@tcp("+p.addr()+")/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.SetMaxIdleConns(8)
+	db.SetMaxOpenConns(8)
+	var logins sync.WaitGroup
+	for range 8 {
+		logins.Go(func() { _, _ = db.Exec("DO SLEEP(0.1)") })
+	}
+	logins.Wait()
+	testkit.Eventually(t, 60*time.Second, procs(1), "eight clients logged in, and obgate did not go back to one CPU")
 	var done atomic.Int64
 	stopSleepers := loop(t, 8, func(ctx context.Context) {
 		if _, err := db.ExecContext(ctx, "DO SLEEP(0.02)"); err == nil {
@@ -76,20 +95,37 @@ func TestGoMaxProcs(t *testing.T) {
 	}
 	stopSleepers()
 
+	// A client that logs in for every statement: logins run on Go's
+	// network poller, which needs a CPU the event loop does not hold.
+	churn, err := sql.Open("mysql", "root@tcp("+p.addr()+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer churn.Close()
+	churn.SetMaxIdleConns(0)
+	stopChurn := loop(t, 1, func(ctx context.Context) { _, _ = churn.ExecContext(ctx, "DO 1") })
+	testkit.Eventually(t, 30*time.Second, procs(wide), "a client logging in for every statement, and go_gomaxprocs is not Go's default %v", wide)
+	stopChurn()
+	testkit.Eventually(t, 60*time.Second, procs(1), "the logins stopped, and obgate did not go back to one CPU")
+
 	// Eight admin sessions asking for every parameter back to back: that
 	// is obgate's own work, more than one CPU's worth (or queued behind
-	// it on a machine whose other processes take that CPU).
-	stopAdmins := loop(t, 8, func(ctx context.Context) {
-		c, err := mysqlproto.Dial(ctx, p.addr(), mysqlproto.ClientOptions{User: "root@proxysys"})
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for range 50 {
-			if _, err := c.Query("SHOW PROXYCONFIG"); err != nil {
-				return
-			}
-		}
+	// it on a machine whose other processes take that CPU). They log in
+	// first, and start once obgate is on one CPU again.
+	admins := make([]*mysqlproto.Client, 8)
+	for i := range admins {
+		admins[i] = adminSession(t, p.addr())
+		defer admins[i].Close()
+	}
+	testkit.Eventually(t, 60*time.Second, procs(1), "eight admin sessions logged in, and obgate did not go back to one CPU")
+	next := make(chan *mysqlproto.Client, len(admins))
+	for _, c := range admins {
+		next <- c
+	}
+	stopAdmins := loop(t, len(admins), func(context.Context) {
+		c := <-next
+		defer func() { next <- c }()
+		_, _ = c.Query("SHOW PROXYCONFIG")
 	})
 	testkit.Eventually(t, 30*time.Second, procs(wide), "eight admin sessions busy, and go_gomaxprocs is not Go's default %v", wide)
 	stopAdmins()

@@ -9,14 +9,23 @@ import (
 
 // What the CPU governor reads of the process each tick: the CPU time the
 // kernel charged it (all threads, user and system, so the time spent in
-// its sockets' system calls counts) and how long its goroutines waited
-// for a CPU (the runtime's scheduling-latency histogram).
+// its sockets' system calls counts), how long its goroutines waited for a
+// CPU (the runtime's scheduling-latency histogram), and whether any client
+// I/O ran on Go's own network poller rather than on the event loops
+// (reactor.Server.OffPollerIO).
 
 // load is one tick's reading, as averages over the tick.
 type load struct {
 	cpus    float64 // CPUs obgate used: CPU time / wall time
 	waiting float64 // goroutines ready to run but waiting for a CPU, on average
+	// offPoller: logins started during the tick, or sessions served on a
+	// goroutine transport (net, TLS) at its end.
+	offPoller bool
 }
+
+// offPollerIO reports the logins started so far and the sessions now on a
+// goroutine transport (reactor.Server.OffPollerIO).
+type offPollerIO func() (loginsStarted uint64, goroutineSessions int64)
 
 // schedLatencies is the runtime metric of the time goroutines spent
 // runnable before they ran.
@@ -33,12 +42,14 @@ type loadSampler struct {
 	at      time.Time
 	cpu     time.Duration // process CPU time at `at`
 	waited  float64       // sampled seconds of scheduling latency at `at`
+	logins  uint64        // logins started by `at`
+	io      offPollerIO   // nil: none to read
 	samples []metrics.Sample
 	ok      bool // a first reading was taken
 }
 
-func newLoadSampler() *loadSampler {
-	return &loadSampler{samples: []metrics.Sample{{Name: schedLatencies}}}
+func newLoadSampler(io offPollerIO) *loadSampler {
+	return &loadSampler{io: io, samples: []metrics.Sample{{Name: schedLatencies}}}
 }
 
 // next reads the process now and returns the averages since the previous
@@ -48,15 +59,21 @@ func (s *loadSampler) next(now time.Time) (l load, ok bool) {
 	cpu := processCPU()
 	metrics.Read(s.samples)
 	waited := histogramSum(s.samples[0].Value)
+	var logins uint64
+	var goroutineSessions int64
+	if s.io != nil {
+		logins, goroutineSessions = s.io()
+	}
 	prevOK, span := s.ok, now.Sub(s.at)
-	dCPU, dWaited := cpu-s.cpu, waited-s.waited
-	s.at, s.cpu, s.waited, s.ok = now, cpu, waited, true
+	dCPU, dWaited, dLogins := cpu-s.cpu, waited-s.waited, logins-s.logins
+	s.at, s.cpu, s.waited, s.logins, s.ok = now, cpu, waited, logins, true
 	if !prevOK || span <= 0 || dCPU < 0 || dWaited < 0 {
 		return load{}, false
 	}
 	return load{
-		cpus:    dCPU.Seconds() / span.Seconds(),
-		waiting: dWaited * latencySampling / span.Seconds(),
+		cpus:      dCPU.Seconds() / span.Seconds(),
+		waiting:   dWaited * latencySampling / span.Seconds(),
+		offPoller: dLogins > 0 || goroutineSessions > 0,
 	}, true
 }
 

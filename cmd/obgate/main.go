@@ -128,7 +128,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	}
 	stopGov := make(chan struct{})
 	defer close(stopGov)
-	go gov.run(stopGov)
+	go gov.run(srv.OffPollerIO, stopGov)
 	adm := admin.New(srv, reg, log)
 	adm.SetWarnLog(warnings)
 	srv.SetInterceptor(adm)

@@ -19,16 +19,27 @@ import (
 // switch per batch).
 //
 // "Enough" is read from the process itself every tick (loadsample.go):
-// the CPU time the kernel charged it, and how many of its goroutines
-// waited for a CPU on average. Statements that only wait on a server cost
-// neither, so they keep obgate on one CPU however many are in flight.
+// the CPU time the kernel charged it, how many of its goroutines waited
+// for a CPU on average, and whether any client I/O ran on Go's network
+// poller. Statements that only wait on a server cost none of these, so
+// they keep obgate on one CPU however many are in flight.
 //
-//   - Widen within one tick of governorWideCPU CPUs used, or of
+// One CPU suits the event loops only. A goroutine that Go's network
+// poller wakes (a login, a TLS or client_io_mode=net session) needs the
+// CPU that the event loop holds while it blocks in epoll_wait, and gets it
+// only when Go's sysmon takes it away, a wait of up to two of sysmon's
+// sleeps (timer_slack stretches them): about 1 ms more per login round
+// trip. So a login started during a tick, or any session on a goroutine
+// transport, counts as a reason for every CPU.
+//
+//   - Widen within one tick of governorWideCPU CPUs used, of
 //     governorWideWaiting goroutines waiting for the one CPU (on a machine
 //     whose other processes take that CPU's time, obgate's own use never
-//     reaches the mark, but its goroutines queue).
+//     reaches the mark, but its goroutines queue), or of client I/O off
+//     the event loops.
 //   - Narrow after a calm run: governorNarrowTicks ticks in a row under
-//     governorNarrowCPU CPUs and governorNarrowWaiting waiting.
+//     governorNarrowCPU CPUs and governorNarrowWaiting waiting, with no
+//     client I/O off the event loops.
 //   - A widening within governorFlapTicks of the last narrowing is a flap:
 //     it doubles the calm run the next narrowing needs (up to
 //     2^governorMaxBackoff), so a load at the edge does not switch back
@@ -97,7 +108,7 @@ func (g *procsGovernor) observe(l load) {
 	}
 	if g.narrow {
 		g.since++
-		if l.cpus < governorWideCPU && l.waiting < governorWideWaiting {
+		if l.cpus < governorWideCPU && l.waiting < governorWideWaiting && !l.offPoller {
 			return
 		}
 		if g.since <= governorFlapTicks {
@@ -109,10 +120,10 @@ func (g *procsGovernor) observe(l load) {
 		runtime.SetDefaultGOMAXPROCS()
 		g.wide = runtime.GOMAXPROCS(0)
 		g.log.Info("go_max_procs=0: every CPU", "cpus_used", l.cpus, "waiting", l.waiting,
-			"cpus", g.wide, "next_calm_ticks", g.calmNeeded())
+			"off_poller_io", l.offPoller, "cpus", g.wide, "next_calm_ticks", g.calmNeeded())
 		return
 	}
-	if l.cpus >= governorNarrowCPU || l.waiting >= governorNarrowWaiting {
+	if l.cpus >= governorNarrowCPU || l.waiting >= governorNarrowWaiting || l.offPoller {
 		g.calm = 0
 		return
 	}
@@ -123,11 +134,12 @@ func (g *procsGovernor) observe(l load) {
 	}
 }
 
-// run samples the process every tick until stop is closed.
-func (g *procsGovernor) run(stop <-chan struct{}) {
+// run samples the process every tick until stop is closed; io reports
+// the client I/O off the event loops (reactor.Server.OffPollerIO).
+func (g *procsGovernor) run(io offPollerIO, stop <-chan struct{}) {
 	tick := time.NewTicker(governorTick)
 	defer tick.Stop()
-	s := newLoadSampler()
+	s := newLoadSampler(io)
 	s.next(time.Now())
 	for {
 		select {

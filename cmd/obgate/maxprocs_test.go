@@ -50,6 +50,31 @@ func TestProcsGovernorFollowsLoad(t *testing.T) {
 	if procs() != 1 {
 		t.Fatalf("widened below both marks")
 	}
+	// Client I/O on Go's network poller: a calm run does not count while
+	// there is any.
+	g.set(0)
+	g.wide = wide
+	observe(governorNarrowTicks-1, calm)
+	g.observe(load{cpus: 0.05, offPoller: true})
+	observe(governorNarrowTicks-1, calm)
+	if procs() != wide {
+		t.Fatalf("narrowed although a tick had client I/O off the event loops")
+	}
+	g.observe(calm)
+	if procs() != 1 {
+		t.Fatalf("GOMAXPROCS %d after %d calm ticks, want 1", procs(), governorNarrowTicks)
+	}
+	// A login widens at once.
+	g.observe(load{cpus: 0.05, offPoller: true})
+	if procs() != wide {
+		t.Fatalf("GOMAXPROCS %d after a tick with a login, want %d", procs(), wide)
+	}
+	observe(2*governorNarrowTicks, calm)
+	if procs() != 1 {
+		t.Fatalf("GOMAXPROCS %d after the login's calm run, want 1", procs())
+	}
+	g.backoff = 0
+	observe(3*governorFlapTicks, load{cpus: 0.8, waiting: 0.4})
 	// Long after the narrowing: widening is no flap.
 	g.observe(load{cpus: governorWideCPU})
 	if procs() != wide || g.backoff != 0 {
@@ -101,7 +126,7 @@ func TestProcsGovernorFollowsLoad(t *testing.T) {
 // used, and goroutines kept runnable behind a busy one on a single P show
 // as waiting.
 func TestLoadSamplerReadsTheProcess(t *testing.T) {
-	s := newLoadSampler()
+	s := newLoadSampler(nil)
 	if _, ok := s.next(time.Now()); ok {
 		t.Fatal("the first reading reported a load")
 	}
