@@ -38,6 +38,10 @@ func TestTimerSlack(t *testing.T) {
 				t.Fatal(err)
 			}
 			pid := p.cmd.Process.Pid
+			// Executed again, it keeps its name (ps, pgrep and top show it).
+			if comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err != nil || strings.TrimSpace(string(comm)) != "obgate" {
+				t.Errorf("obgate %d is named %q (%v)", pid, comm, err)
+			}
 			tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 			if err != nil {
 				t.Fatal(err)

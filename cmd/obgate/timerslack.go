@@ -50,9 +50,28 @@ func applyTimerSlack(slack time.Duration) error {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slack.Nanoseconds()), 0, 0, 0); err != nil {
 		return fmt.Errorf("set timer slack: %w", err)
 	}
-	// The running image itself, even if its file was replaced since.
-	err = syscall.Exec("/proc/self/exe", os.Args, os.Environ())
-	return fmt.Errorf("execute /proc/self/exe with timer slack %v: %w", slack, err)
+	exe := selfPath()
+	err = syscall.Exec(exe, os.Args, os.Environ())
+	return fmt.Errorf("execute %s with timer slack %v: %w", exe, slack, err)
+}
+
+// selfPath is the path of the running image: its file's own path, so that
+// the process keeps its name (the kernel names a process after the file
+// it executes, and /proc/self/exe would name it "exe"), unless that path
+// is no longer the same file (replaced or deleted since the start); then
+// /proc/self/exe, which always is.
+func selfPath() string {
+	const proc = "/proc/self/exe"
+	path, err := os.Executable()
+	if err != nil {
+		return proc
+	}
+	want, err1 := os.Stat(proc)
+	got, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(want, got) {
+		return proc
+	}
+	return path
 }
 
 // currentTimerSlack is the calling thread's timer slack.
