@@ -208,6 +208,7 @@ func (d *driver) servePolled() {
 		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
+		seen := d.clientNP.Buffered()
 		switch d.pollable() {
 		case pollWait:
 			if d.closeDue() {
@@ -219,6 +220,15 @@ func (d *driver) servePolled() {
 			// the owner.
 			if d.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 				d.handOffEnd(nil)
+				return
+			}
+			// Off the poller (the login goroutine's first look, or a
+			// goroutine ending its command), the poller may have read the
+			// rest of the packet meanwhile, seen StateCommand and left it:
+			// look again. The poller appends before it looks at the state,
+			// so a count that did not change means it will look after us.
+			if d.clientNP.Buffered() != seen {
+				continue
 			}
 			return
 		case pollSlow:
