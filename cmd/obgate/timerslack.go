@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -31,11 +32,18 @@ import (
 // sets it on its first thread and executes itself again: the runtime of
 // the new image, sysmon included, starts with it.
 
+// reexecMark is set in the environment, to the process id, by the
+// execution that applied the slack, so that a kernel that reports less
+// than it was given (it may for real-time threads) cannot make obgate
+// execute itself over and over. A hot upgrade's new process has another
+// id and may apply a larger slack of its own.
+const reexecMark = "OBGATE_TIMER_SLACK_PID"
+
 // applyTimerSlack makes sure the process runs with at least slack: it
 // returns nil when it does already (or slack is 0), else sets it and
-// executes /proc/self/exe with the same arguments and environment, and
-// returns only if that failed. It must run before obgate opens anything
-// that the new image would not know about.
+// executes its own binary again with the same arguments and environment
+// (selfPath), and returns only if that failed. It must run before obgate
+// opens anything that the new image would not know about.
 func applyTimerSlack(slack time.Duration) error {
 	if slack <= 0 {
 		return nil
@@ -47,11 +55,15 @@ func applyTimerSlack(slack time.Duration) error {
 	if cur >= slack {
 		return nil
 	}
+	pid := strconv.Itoa(os.Getpid())
+	if os.Getenv(reexecMark) == pid {
+		return fmt.Errorf("timer slack is %v after executing again with %v", cur, slack)
+	}
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(slack.Nanoseconds()), 0, 0, 0); err != nil {
 		return fmt.Errorf("set timer slack: %w", err)
 	}
 	exe := selfPath()
-	err = syscall.Exec(exe, os.Args, os.Environ())
+	err = syscall.Exec(exe, os.Args, append(os.Environ(), reexecMark+"="+pid))
 	return fmt.Errorf("execute %s with timer slack %v: %w", exe, slack, err)
 }
 
