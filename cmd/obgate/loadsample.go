@@ -18,9 +18,9 @@ import (
 type load struct {
 	cpus    float64 // CPUs obgate used: CPU time / wall time
 	waiting float64 // goroutines ready to run but waiting for a CPU, on average
-	// offPoller: logins started during the tick, or sessions served on a
-	// goroutine transport (net, TLS) at its end.
-	offPoller bool
+	// logins: a login started during the tick; goroutineSessions: a
+	// session is served on a goroutine transport (net, TLS) at its end.
+	logins, goroutineSessions bool
 }
 
 // offPollerIO reports the logins started so far and the sessions now on a
@@ -71,9 +71,10 @@ func (s *loadSampler) next(now time.Time) (l load, ok bool) {
 		return load{}, false
 	}
 	return load{
-		cpus:      dCPU.Seconds() / span.Seconds(),
-		waiting:   dWaited * latencySampling / span.Seconds(),
-		offPoller: dLogins > 0 || goroutineSessions > 0,
+		cpus:              dCPU.Seconds() / span.Seconds(),
+		waiting:           dWaited * latencySampling / span.Seconds(),
+		logins:            dLogins > 0,
+		goroutineSessions: goroutineSessions > 0,
 	}, true
 }
 

@@ -29,17 +29,19 @@ import (
 // CPU that the event loop holds while it blocks in epoll_wait, and gets it
 // only when Go's sysmon takes it away, a wait of up to two of sysmon's
 // sleeps (timer_slack stretches them): about 1 ms more per login round
-// trip. So a login started during a tick, or any session on a goroutine
-// transport, counts as a reason for every CPU.
+// trip. So logins in governorLoginTicks ticks in a row (clients that log
+// in again and again, not a pool opening its connections once), or any
+// session on a goroutine transport, are a reason for every CPU, and a
+// login during a tick breaks a calm run.
 //
 //   - Widen within one tick of governorWideCPU CPUs used, of
 //     governorWideWaiting goroutines waiting for the one CPU (on a machine
 //     whose other processes take that CPU's time, obgate's own use never
 //     reaches the mark, but its goroutines queue), or of client I/O off
-//     the event loops.
+//     the event loops (offPoller).
 //   - Narrow after a calm run: governorNarrowTicks ticks in a row under
 //     governorNarrowCPU CPUs and governorNarrowWaiting waiting, with no
-//     client I/O off the event loops.
+//     login and no session on a goroutine transport.
 //   - A widening within governorFlapTicks of the last narrowing is a flap:
 //     it doubles the calm run the next narrowing needs (up to
 //     2^governorMaxBackoff), so a load at the edge does not switch back
@@ -54,6 +56,7 @@ const (
 	governorNarrowTicks   = 10
 	governorFlapTicks     = 100
 	governorMaxBackoff    = 5
+	governorLoginTicks    = 2
 )
 
 // procsGovernor applies go_max_procs. set may be called from any
@@ -70,6 +73,7 @@ type procsGovernor struct {
 	calm     int   // ticks in a row under the narrowing marks
 	backoff  int   // the calm run needed is governorNarrowTicks << backoff
 	since    int   // ticks since the last narrowing
+	logins   int   // ticks in a row with a login
 }
 
 func newProcsGovernor(log *slog.Logger) *procsGovernor {
@@ -106,9 +110,15 @@ func (g *procsGovernor) observe(l load) {
 	if !g.adaptive() {
 		return
 	}
+	if l.logins {
+		g.logins++
+	} else {
+		g.logins = 0
+	}
+	offPoller := l.goroutineSessions || g.logins >= governorLoginTicks
 	if g.narrow {
 		g.since++
-		if l.cpus < governorWideCPU && l.waiting < governorWideWaiting && !l.offPoller {
+		if l.cpus < governorWideCPU && l.waiting < governorWideWaiting && !offPoller {
 			return
 		}
 		if g.since <= governorFlapTicks {
@@ -120,10 +130,10 @@ func (g *procsGovernor) observe(l load) {
 		runtime.SetDefaultGOMAXPROCS()
 		g.wide = runtime.GOMAXPROCS(0)
 		g.log.Info("go_max_procs=0: every CPU", "cpus_used", l.cpus, "waiting", l.waiting,
-			"off_poller_io", l.offPoller, "cpus", g.wide, "next_calm_ticks", g.calmNeeded())
+			"off_poller_io", offPoller, "cpus", g.wide, "next_calm_ticks", g.calmNeeded())
 		return
 	}
-	if l.cpus >= governorNarrowCPU || l.waiting >= governorNarrowWaiting || l.offPoller {
+	if l.cpus >= governorNarrowCPU || l.waiting >= governorNarrowWaiting || l.logins || l.goroutineSessions {
 		g.calm = 0
 		return
 	}

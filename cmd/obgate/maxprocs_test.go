@@ -55,23 +55,39 @@ func TestProcsGovernorFollowsLoad(t *testing.T) {
 	g.set(0)
 	g.wide = wide
 	observe(governorNarrowTicks-1, calm)
-	g.observe(load{cpus: 0.05, offPoller: true})
+	g.observe(load{cpus: 0.05, logins: true})
 	observe(governorNarrowTicks-1, calm)
 	if procs() != wide {
-		t.Fatalf("narrowed although a tick had client I/O off the event loops")
+		t.Fatalf("narrowed although a tick had a login")
 	}
 	g.observe(calm)
 	if procs() != 1 {
 		t.Fatalf("GOMAXPROCS %d after %d calm ticks, want 1", procs(), governorNarrowTicks)
 	}
-	// A login widens at once.
-	g.observe(load{cpus: 0.05, offPoller: true})
+	// A pool opening its connections (logins in one tick) does not widen;
+	// logins tick after tick do, and so does a session on a goroutine
+	// transport.
+	g.observe(load{cpus: 0.05, logins: true})
+	g.observe(calm)
+	g.observe(load{cpus: 0.05, logins: true})
+	if procs() != 1 {
+		t.Fatalf("GOMAXPROCS %d after two ticks with logins apart, want 1", procs())
+	}
+	g.observe(load{cpus: 0.05, logins: true})
 	if procs() != wide {
-		t.Fatalf("GOMAXPROCS %d after a tick with a login, want %d", procs(), wide)
+		t.Fatalf("GOMAXPROCS %d after %d ticks in a row with logins, want %d", procs(), governorLoginTicks, wide)
 	}
 	observe(2*governorNarrowTicks, calm)
 	if procs() != 1 {
-		t.Fatalf("GOMAXPROCS %d after the login's calm run, want 1", procs())
+		t.Fatalf("GOMAXPROCS %d after the logins' calm run, want 1", procs())
+	}
+	g.observe(load{cpus: 0.05, goroutineSessions: true})
+	if procs() != wide {
+		t.Fatalf("GOMAXPROCS %d with a session on a goroutine transport, want %d", procs(), wide)
+	}
+	observe(g.calmNeeded(), calm)
+	if procs() != 1 {
+		t.Fatalf("GOMAXPROCS %d after the session's calm run, want 1", procs())
 	}
 	g.backoff = 0
 	observe(3*governorFlapTicks, load{cpus: 0.8, waiting: 0.4})
