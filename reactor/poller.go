@@ -222,11 +222,12 @@ func (d *driver) servePolled() {
 				d.handOffEnd(nil)
 				return
 			}
-			// Off the poller (the login goroutine's first look, or a
-			// goroutine ending its command), the poller may have read the
-			// rest of the packet meanwhile, seen StateCommand and left it:
-			// look again. The poller appends before it looks at the state,
-			// so a count that did not change means it will look after us.
+			// Off the poller (the login goroutine's first look, or that of
+			// the goroutine adopting a session, handover.go), the poller
+			// may have read the rest of the packet meanwhile, seen
+			// StateCommand and left it: look again. The poller appends
+			// before it looks at the state, so a count that did not change
+			// means it will look after us.
 			if d.clientNP.Buffered() != seen {
 				continue
 			}
