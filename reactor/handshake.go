@@ -38,7 +38,6 @@ func (srv *Server) handleConn(conn net.Conn) {
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	count := srv.clients.Add(1)
-	srv.loginsStarted.Add(1)
 	defer s.containPanic(panicLogin)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tuneClientConn(tc, srv.cfg.Load())

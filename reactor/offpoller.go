@@ -7,8 +7,10 @@ package reactor
 // with one CPU, a goroutine woken by Go's poller waits until the event
 // loop, blocked in epoll_wait, is relieved of the CPU by Go's sysmon.
 
-// OffPollerIO returns the logins started so far and the sessions now
-// served on a goroutine transport. Any goroutine; two atomic loads.
-func (srv *Server) OffPollerIO() (loginsStarted uint64, goroutineSessions int64) {
-	return srv.loginsStarted.Load(), srv.goroutineSessions.Load()
+// OffPollerIO returns the logins so far (odp_new_client_connections,
+// successful or not) and the sessions now served on a goroutine
+// transport. Any goroutine; three atomic loads.
+func (srv *Server) OffPollerIO() (logins uint64, goroutineSessions int64) {
+	m := srv.metrics
+	return m.newClientOK.Get() + m.newClientFail.Get(), srv.goroutineSessions.Load()
 }

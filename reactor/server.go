@@ -71,19 +71,17 @@ type Server struct {
 	servers serverRegistry // open server sessions by server address
 	hashes  userHashes     // mysql.user hashes (mysql routing mode)
 
-	ids           sessionIDs
-	stopSweep     chan struct{}
-	memDone       chan struct{}
-	mem           memGuard // proxy_mem_limited (memguard.go)
-	stopSweepOnce sync.Once
-	sweepDone     chan struct{}
-	proxyID       int64    // proxy_id in effect (random when configured as 0)
-	upgradeBit    bool     // the upgrade bit of this process's session ids
-	sessions      sync.Map // uint32 → *Session
-	clients       atomic.Int64
-	// loginsStarted and goroutineSessions: offpoller.go.
-	loginsStarted     atomic.Uint64
-	goroutineSessions atomic.Int64
+	ids               sessionIDs
+	stopSweep         chan struct{}
+	memDone           chan struct{}
+	mem               memGuard // proxy_mem_limited (memguard.go)
+	stopSweepOnce     sync.Once
+	sweepDone         chan struct{}
+	proxyID           int64    // proxy_id in effect (random when configured as 0)
+	upgradeBit        bool     // the upgrade bit of this process's session ids
+	sessions          sync.Map // uint32 → *Session
+	clients           atomic.Int64
+	goroutineSessions atomic.Int64 // offpoller.go
 
 	refusals       *burstLog // clients refused for want of descriptors
 	acceptFailures *burstLog

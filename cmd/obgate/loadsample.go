@@ -23,9 +23,9 @@ type load struct {
 	logins, goroutineSessions bool
 }
 
-// offPollerIO reports the logins started so far and the sessions now on a
+// offPollerIO reports the logins so far and the sessions now on a
 // goroutine transport (reactor.Server.OffPollerIO).
-type offPollerIO func() (loginsStarted uint64, goroutineSessions int64)
+type offPollerIO func() (logins uint64, goroutineSessions int64)
 
 // schedLatencies is the runtime metric of the time goroutines spent
 // runnable before they ran.
