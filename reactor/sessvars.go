@@ -1,10 +1,10 @@
 package reactor
 
 import (
-	"encoding/hex"
 	"strconv"
 	"strings"
 
+	"obgate/internal/sqltext"
 	"obgate/mysqlproto"
 )
 
@@ -294,55 +294,131 @@ func (v *sessionVars) upsert(list []varEntry, name, value string, cur uint64) ([
 // resetSQL builds the one SET statement that brings ss up to date with the
 // client's variables (database changes go separately, as COM_INIT_DB). It
 // returns nil when no variable is missing.
+//
+// Names come from servers' session-state reports, so they are text, but
+// not necessarily plain words: a user variable may be named @`a b` (or
+// anything a client quoted), and goes back as a backquoted identifier
+// (sqltext.Ident); one Ident refuses (empty, or holding NUL) is skipped,
+// as no server could have set it. A system variable's name is replayed
+// as it is, so it must be a plain identifier; one that is not is skipped,
+// since a server reports only variables of its own, whose names are
+// plain, and anything else in a report is not a variable any server would
+// accept.
 func (v *sessionVars) resetSQL(ss *syncState) []byte {
 	var b []byte
-	add := func(prefix, name, literal string) {
+	add := func(target, literal string) {
 		if b == nil {
 			b = append(b, "SET "...)
 		} else {
 			b = append(b, ", "...)
 		}
-		b = append(b, prefix...)
-		b = append(b, name...)
+		b = append(b, target...)
 		b = append(b, " = "...)
 		b = append(b, literal...)
 	}
 	for i := range v.hot {
 		if v.hotSet[i] && (!ss.hotSet[i] || ss.hot[i] != v.hot[i]) {
-			add("@@session.", hotNames[i], sysLiteral(v.hot[i]))
+			add("@@session."+hotNames[i], sysLiteral(v.hot[i]))
 		}
 	}
 	for _, e := range v.sys {
-		if e.ver > ss.sysVer {
-			add("@@session.", e.name, sysLiteral(e.value))
+		if e.ver > ss.sysVer && plainName(e.name) {
+			add("@@session."+e.name, sysLiteral(e.value))
 		}
 	}
 	for _, e := range v.user {
 		if e.ver > ss.userVer {
-			add("@", e.name, userLiteral(e.value))
+			if id, err := sqltext.Ident(e.name); err == nil {
+				add("@"+id, userLiteral(e.value))
+			}
 		}
 	}
 	return b
 }
 
+// plainName reports whether name is a bare identifier of [A-Za-z0-9_$],
+// which may follow @@session. as it is.
+func plainName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$') {
+			return false
+		}
+	}
+	return true
+}
+
 // sysLiteral renders a system variable's reported value as a SQL literal:
 // numbers bare (integer variables refuse quoted values), anything else a
-// string that reads the same whatever the target's sql_mode.
+// string that reads the same whatever the target's sql_mode
+// (sqltext.String).
 func sysLiteral(v string) string {
 	if isNumber(v) {
 		return v
 	}
-	return sqlString(v)
+	return sqltext.String(v)
 }
 
 // userLiteral renders a user variable's stored literal (see
-// portableLiteral); anything that is not a literal is quoted.
+// portableLiteral). Only literals whose meaning cannot depend on the
+// target session go as they are: NULL, a number, a hex literal, or what
+// sqltext.String writes; anything else is quoted as text, so that no
+// stored value, whatever a report held, can add to the SET statement.
 func userLiteral(v string) string {
-	if v == "NULL" || isNumber(v) || isQuoted(v) || strings.HasPrefix(v, "X'") ||
-		strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "CONVERT(X'") {
+	if v == "NULL" || isNumber(v) || isHexLiteral(v) || isPortableString(v) {
 		return v
 	}
-	return sqlString(v)
+	return sqltext.String(v)
+}
+
+// isHexLiteral reports whether v is X'…' with an even number of hex
+// digits or 0x followed by hex digits.
+func isHexLiteral(v string) bool {
+	if len(v) >= 3 && (v[0] == 'X' || v[0] == 'x') && v[1] == '\'' && v[len(v)-1] == '\'' {
+		return len(v)%2 == 1 && isHexDigits(v[2:len(v)-1])
+	}
+	return len(v) > 2 && v[0] == '0' && v[1] == 'x' && isHexDigits(v[2:])
+}
+
+func isHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// isPortableString reports whether v is a string literal of one of the
+// forms sqltext.String writes: CONVERT(X'…' USING utf8mb4), or '…' with
+// every inner quote doubled and no backslash (which the target's sql_mode
+// would decide the meaning of).
+func isPortableString(v string) bool {
+	const head, tail = "CONVERT(X'", "' USING utf8mb4)"
+	if strings.HasPrefix(v, head) && strings.HasSuffix(v, tail) && len(v) >= len(head)+len(tail) {
+		hexs := v[len(head) : len(v)-len(tail)]
+		return len(hexs)%2 == 0 && isHexDigits(hexs)
+	}
+	if len(v) < 2 || v[0] != '\'' || v[len(v)-1] != '\'' {
+		return false
+	}
+	body := v[1 : len(v)-1]
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '\\':
+			return false
+		case '\'':
+			if i+1 == len(body) || body[i+1] != '\'' {
+				return false
+			}
+			i++
+		}
+	}
+	return true
 }
 
 // portableLiteral rewrites a user variable's literal as an OBServer reported
@@ -388,17 +464,7 @@ func portableLiteral(lit string, noBackslash bool) string {
 			sb.WriteByte(c)
 		}
 	}
-	return sqlString(sb.String())
-}
-
-// sqlString quotes s so that it reads the same with and without
-// NO_BACKSLASH_ESCAPES: quotes doubled, and a string holding a backslash
-// or NUL given in hexadecimal.
-func sqlString(s string) string {
-	if strings.ContainsAny(s, "\\\x00") {
-		return "CONVERT(X'" + hex.EncodeToString([]byte(s)) + "' USING utf8mb4)"
-	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	return sqltext.String(sb.String())
 }
 
 func isNumber(s string) bool {

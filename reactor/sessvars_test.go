@@ -3,6 +3,7 @@ package reactor
 import (
 	"testing"
 
+	"obgate/internal/sqltext/sqltexttest"
 	"obgate/mysqlproto"
 )
 
@@ -38,7 +39,7 @@ func TestSessionVarsSync(t *testing.T) {
 		t.Fatal("a must be in sync, b not")
 	}
 	got := string(v.resetSQL(&b))
-	want := "SET @@session.autocommit = 'OFF', @@session.time_zone = '+08:00', @u = 'abc'"
+	want := "SET @@session.autocommit = 'OFF', @@session.time_zone = '+08:00', @`u` = 'abc'"
 	if got != want {
 		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
 	}
@@ -61,6 +62,23 @@ func TestSessionVarsSync(t *testing.T) {
 	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), 0, nil)
 	if got := string(v.resetSQL(&b)); got != "SET @@session.ob_query_timeout = 10000000, @@session.sql_mode = 'it''s'" {
 		t.Fatalf("literals %q", got)
+	}
+}
+
+// TestSessionVarsResetNames checks how resetSQL writes names: user
+// variables backquoted (so @`a b` and @`a“b` replay as the variables they
+// are), system variables only when they are plain identifiers, and a
+// name that cannot be written at all (empty, or with NUL) left out, so
+// that the SET stays one well-formed statement.
+func TestSessionVarsResetNames(t *testing.T) {
+	var v sessionVars
+	v.learn(stateOf("sql_mode", "ANSI", "bad name", "1", "x = 1, @@session.y", "2", "a\x00b", "3",
+		"__NULL", "__NULL", "a b", "1", "a`b", "2", "x\\", "'v'", "", "4", "n\x00ul", "5"), 0, nil)
+	var ss syncState
+	got := string(v.resetSQL(&ss))
+	want := "SET @@session.sql_mode = 'ANSI', @`a b` = 1, @`a``b` = 2, @`x\\` = 'v'"
+	if got != want {
+		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -115,8 +133,9 @@ func TestPortableLiteral(t *testing.T) {
 }
 
 // FuzzSessionVarsLearn feeds arbitrary session-state reports to learn and
-// the literals it keeps to resetSQL: no panic, and every replayed user
-// literal stays a well-formed literal.
+// the literals it keeps to resetSQL: no panic, every replayed user
+// literal stays a well-formed literal, and the SET statement is a list of
+// variable = value assignments under both readings of a backslash.
 func FuzzSessionVarsLearn(f *testing.F) {
 	f.Add(stateOf("time_zone", "+08:00", "__NULL", "__NULL", "u", "'a''b'"), false)
 	f.Add(stateOf("__NULL", "__NULL", "v", `'x\\y'`), true)
@@ -130,7 +149,7 @@ func FuzzSessionVarsLearn(f *testing.F) {
 		}
 		v.learn(raw, st, func(_, _ []byte) {})
 		var ss syncState
-		_ = v.resetSQL(&ss)
+		checkSetShape(t, v.resetSQL(&ss))
 		for _, e := range v.user {
 			if lit := userLiteral(e.value); lit == "" {
 				t.Fatalf("empty literal for %q", e.value)
@@ -138,4 +157,47 @@ func FuzzSessionVarsLearn(f *testing.F) {
 		}
 		_ = portableLiteral(string(raw), noBackslash)
 	})
+}
+
+// checkSetShape fails t unless sql is empty or SET followed by one or
+// more "variable = value" separated by commas, each value a string, a
+// (signed) number or NULL, read with and without backslash escapes.
+func checkSetShape(t *testing.T, sql []byte) {
+	t.Helper()
+	if sql == nil {
+		return
+	}
+	for _, esc := range []bool{true, false} {
+		toks := sqltexttest.Tokens(string(sql), esc)
+		bad := func(at int) {
+			t.Helper()
+			t.Fatalf("backslash escapes %v: %q is not a SET of assignments (token %d): %s", esc, sql, at, sqltexttest.Shape(toks))
+		}
+		if len(toks) == 0 || toks[0].Kind != sqltexttest.Word || toks[0].Text != "SET" {
+			bad(0)
+		}
+		i := 1
+		for {
+			if i+2 >= len(toks) || toks[i].Kind != sqltexttest.Var || toks[i+1].Kind != sqltexttest.Op || toks[i+1].Text != "=" {
+				bad(i)
+			}
+			i += 2
+			if toks[i].Kind == sqltexttest.Op && (toks[i].Text == "-" || toks[i].Text == "+") && i+1 < len(toks) {
+				i++
+			}
+			switch tk := toks[i]; {
+			case tk.Kind == sqltexttest.String, tk.Kind == sqltexttest.Number, tk.Kind == sqltexttest.Word && tk.Text == "NULL":
+			default:
+				bad(i)
+			}
+			i++
+			if i == len(toks) {
+				break
+			}
+			if toks[i].Kind != sqltexttest.Op || toks[i].Text != "," {
+				bad(i)
+			}
+			i++
+		}
+	}
 }

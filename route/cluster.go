@@ -530,6 +530,11 @@ func (c *Cluster) fetchTenant(ctx context.Context, tenant string) (*TenantServer
 }
 
 func (c *Cluster) queryTenant(ctx context.Context, tenant string) (*TenantServers, error) {
+	q, err := sqlTenantServers(tenant)
+	if err != nil {
+		// Quoted: the name is a client's, and may hold anything.
+		return nil, fmt.Errorf("tenant %q server list: %w", tenant, err)
+	}
 	if _, err := c.Ready(ctx); err != nil {
 		return nil, err
 	}
@@ -540,7 +545,7 @@ func (c *Cluster) queryTenant(ctx context.Context, tenant string) (*TenantServer
 		return nil, err
 	}
 	c.bound(cl)
-	res, err := cl.Query(sqlTenantServers(tenant))
+	res, err := cl.Query(q)
 	if err != nil {
 		if _, ok := mysqlproto.AsSQLError(err); !ok {
 			_ = cl.Close()
@@ -548,23 +553,31 @@ func (c *Cluster) queryTenant(ctx context.Context, tenant string) (*TenantServer
 		}
 		return nil, fmt.Errorf("tenant %s server list: %w", tenant, err)
 	}
-	ts := &TenantServers{Tenant: tenant, Fetched: time.Now()}
+	ts := &TenantServers{Tenant: tenant, Fetched: time.Now(), Addrs: tenantServersOf(res)}
+	if len(ts.Addrs) == 0 {
+		return nil, fmt.Errorf("tenant %s has no servers (unknown tenant?)", tenant)
+	}
+	return ts, nil
+}
+
+// tenantServersOf decodes the tenant server list query's rows: each
+// server's ip:sql_port once, in the rows' order; rows without a usable
+// address (serverAddr) are skipped.
+func tenantServersOf(res *mysqlproto.Result) []string {
+	var out []string
 	seen := map[string]bool{}
 	for i := range res.Rows {
 		port, err := strconv.Atoi(res.String(i, "sql_port"))
 		if err != nil {
 			continue
 		}
-		addr := joinHostPort(res.String(i, "svr_ip"), port)
-		if !seen[addr] {
+		addr, ok := serverAddr(res.String(i, "svr_ip"), port)
+		if ok && !seen[addr] {
 			seen[addr] = true
-			ts.Addrs = append(ts.Addrs, addr)
+			out = append(out, addr)
 		}
 	}
-	if len(ts.Addrs) == 0 {
-		return nil, fmt.Errorf("tenant %s has no servers (unknown tenant?)", tenant)
-	}
-	return ts, nil
+	return out
 }
 
 // publishTenant swaps in a tenant map with ts added (copy on write).

@@ -3,7 +3,7 @@ package route
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +16,6 @@ import (
 // statement, the routine's route SQL, in __all_virtual_proxy_routine; ODP
 // reads it per routine and routes the CALL by the route SQL's table, and
 // so does obgate.
-
-// sqlRoutineFmt is ODP's 4.x routine query.
-const sqlRoutineFmt = "SELECT /*+READ_CONSISTENCY(WEAK)*/ * FROM oceanbase.__all_virtual_proxy_routine WHERE tenant_name = '%s' and database_name = '%s' and package_name = '%s' and routine_name = '%s'"
 
 // routineRecheck is how long a routine's route SQL is believed before it
 // is read again (in the background; the old one serves meanwhile), so that
@@ -72,13 +69,17 @@ func CallTarget(sql []byte) (db, pkg, name string, ok bool) {
 	if !(t.kind == tEOF || t.is('(') || t.is(';')) || l.unclosed {
 		return "", "", "", false
 	}
+	// `` names nothing: no database, package or routine is unnamed.
+	if slices.Contains(parts, "") {
+		return "", "", "", false
+	}
 	switch len(parts) {
 	case 1:
-		return "", "", parts[0], parts[0] != ""
+		return "", "", parts[0], true
 	case 2:
-		return parts[0], "", parts[1], parts[1] != ""
+		return parts[0], "", parts[1], true
 	}
-	return parts[0], parts[1], parts[2], parts[2] != ""
+	return parts[0], parts[1], parts[2], true
 }
 
 // routine returns the entry of a routine, reading it on first use (bounded
@@ -151,13 +152,19 @@ func (c *Cluster) fetchRoutine(key, tenant, db, pkg, name string) {
 	c.routines.m.Store(&m)
 }
 
+// queryRoutine reads a routine's route SQL (nil when the cluster has
+// none). Names CheckName refuses fail it before any SQL is sent.
 func (c *Cluster) queryRoutine(tenant, db, pkg, name string) ([]byte, error) {
+	q, err := sqlRoutine(tenant, db, pkg, name)
+	if err != nil {
+		return nil, err
+	}
 	cfg := c.cfg.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.ShortAsyncTaskTimeout)
 	defer cancel()
 	var res *mysqlproto.Result
-	err := c.onLocationConn(ctx, func(cl *mysqlproto.Client) (err error) {
-		res, err = cl.Query(fmt.Sprintf(sqlRoutineFmt, quoteSQL(tenant), quoteSQL(db), quoteSQL(pkg), quoteSQL(name)))
+	err = c.onLocationConn(ctx, func(cl *mysqlproto.Client) (err error) {
+		res, err = cl.Query(q)
 		return err
 	})
 	if err != nil {

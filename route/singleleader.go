@@ -1,7 +1,6 @@
 package route
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -14,20 +13,29 @@ import (
 // single leader. Called by refresh with loadMu held.
 func (c *Cluster) loadSingleLeaders(cl *mysqlproto.Client, t *Table) map[string]string {
 	out := map[string]string{}
-	var ids []string
+	var ids []int64
 	for _, ten := range t.Tenants {
 		if strings.EqualFold(ten.Status, "NORMAL") && ten.ID > 0 {
-			ids = append(ids, strconv.FormatInt(ten.ID, 10))
+			ids = append(ids, ten.ID)
 		}
 	}
 	if len(ids) == 0 {
 		return out
 	}
-	res, err := cl.Query(fmt.Sprintf(sqlSingleLeaderFmt, strings.Join(ids, ",")))
+	res, err := cl.Query(sqlSingleLeader(ids))
 	if err != nil {
 		c.log.Debug("single leader query failed", "err", err)
 		return out
 	}
+	return singleLeadersOf(res)
+}
+
+// singleLeadersOf decodes the single-leader query's rows: tenant name →
+// the address of the one server leading all its user log streams.
+// Tenants with several leaders, and rows whose address does not read as
+// ip:port (serverAddr), are left out.
+func singleLeadersOf(res *mysqlproto.Result) map[string]string {
+	out := map[string]string{}
 	for i := range res.Rows {
 		if res.String(i, "is_single_leader") != "1" {
 			continue
@@ -42,7 +50,9 @@ func (c *Cluster) loadSingleLeaders(cl *mysqlproto.Client, t *Table) map[string]
 		if err != nil {
 			continue
 		}
-		out[res.String(i, "tenant_name")] = joinHostPort(addr[:colon], n)
+		if a, ok := serverAddr(addr[:colon], n); ok {
+			out[res.String(i, "tenant_name")] = a
+		}
 	}
 	return out
 }
