@@ -165,8 +165,13 @@ func VerifyCachingSha2(scramble, token, p2 []byte) bool {
 
 // EncryptPassword encrypts password||NUL XOR scramble with the server's RSA
 // public key (PEM), as caching_sha2_password and sha256_password do on a
-// connection without TLS.
+// connection without TLS. Both the key and the scramble come from the
+// server; an empty scramble (an auth switch may carry none) is an error,
+// not a division by zero.
 func EncryptPassword(password, scramble, pemKey []byte) ([]byte, error) {
+	if len(scramble) == 0 {
+		return nil, errors.New("mysqlproto: no scramble to encrypt the password with")
+	}
 	block, _ := pem.Decode(pemKey)
 	if block == nil {
 		return nil, errors.New("mysqlproto: server public key is not PEM")

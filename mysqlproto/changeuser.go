@@ -23,7 +23,8 @@ type ChangeUser struct {
 
 // ParseChangeUser decodes a COM_CHANGE_USER payload, command byte
 // included, sent on a connection with capabilities caps. The result owns
-// its memory.
+// its memory. More than MaxConnectAttrs connection attributes fail with
+// ErrTooManyConnAttrs.
 func ParseChangeUser(b []byte, caps Capability) (*ChangeUser, error) {
 	if len(b) < 1 || Command(b[0]) != ComChangeUser {
 		return nil, ErrMalformed
@@ -70,8 +71,9 @@ func ParseChangeUser(b []byte, caps Capability) (*ChangeUser, error) {
 		if !ok {
 			return nil, ErrMalformed
 		}
-		if r.Attrs, ok = parseConnAttrs(attrs); !ok {
-			return nil, ErrMalformed
+		var err error
+		if r.Attrs, err = parseConnAttrs(attrs); err != nil {
+			return nil, err
 		}
 		r.HasAttrs, pos = true, p
 	}
@@ -101,40 +103,6 @@ func (r *ChangeUser) Append(dst []byte, caps Capability) []byte {
 	}
 	if caps.Has(ClientConnectAttrs) && r.HasAttrs {
 		dst = appendConnAttrs(dst, r.Attrs)
-	}
-	return dst
-}
-
-// parseConnAttrs decodes the key/value pairs of a connection attribute
-// list (without its length prefix).
-func parseConnAttrs(b []byte) ([]ConnAttr, bool) {
-	var out []ConnAttr
-	for q := 0; q < len(b); {
-		k, q2, ok := ReadLenEncString(b, q)
-		if !ok {
-			return nil, false
-		}
-		v, q3, ok := ReadLenEncString(b, q2)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, ConnAttr{string(k), string(v)})
-		q = q3
-	}
-	return out, true
-}
-
-// appendConnAttrs encodes a connection attribute list with its length
-// prefix.
-func appendConnAttrs(dst []byte, attrs []ConnAttr) []byte {
-	n := 0
-	for _, a := range attrs {
-		n += LenEncIntSize(uint64(len(a.Key))) + len(a.Key) + LenEncIntSize(uint64(len(a.Value))) + len(a.Value)
-	}
-	dst = AppendLenEncInt(dst, uint64(n))
-	for _, a := range attrs {
-		dst = AppendLenEncString(dst, a.Key)
-		dst = AppendLenEncString(dst, a.Value)
 	}
 	return dst
 }

@@ -353,10 +353,13 @@ func (c *Client) readResult() (*Result, error) {
 		return c.readResult()
 	}
 	n, _, good := ReadLenEncInt(p, 0)
-	if !good {
+	if !good || n == 0 || n > MaxColumns {
 		return nil, ErrMalformed
 	}
-	res := &Result{Columns: make([]Column, 0, n)}
+	// The count is a claim until the definitions arrive: the slice grows
+	// with them. Later per-row slices of n entries are sized by counted,
+	// received definitions.
+	res := &Result{Columns: make([]Column, 0, min(n, 64))}
 	for range n {
 		p, err := c.pio.ReadPacket()
 		if err != nil {

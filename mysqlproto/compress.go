@@ -163,6 +163,23 @@ func (c *Compressor) AppendFrame(dst []byte, seq uint8, data []byte) []byte {
 	return dst
 }
 
+// maxDeflateRatio bounds what one byte of a deflate stream can inflate to:
+// a 258-byte match costs at least two bits, so no stream yields more than
+// 1032 bytes per byte (RFC 1951; zlib's own docs give the same limit).
+const maxDeflateRatio = 1032
+
+// checkInflatedLen rejects an uncompressed length that the frame could
+// not legally produce: negative, larger than a frame's 3-byte field
+// allows, or more than compLen bytes of deflate can yield. A zlib bomb
+// thus costs at most its honest output, which the caller's frame size
+// already bounds.
+func checkInflatedLen(compLen, uncompLen int) error {
+	if uncompLen < 0 || uncompLen > MaxPayloadLen || uint64(uncompLen) > uint64(compLen)*maxDeflateRatio {
+		return fmt.Errorf("%w: %d compressed bytes cannot inflate to %d", ErrCompressedFrame, compLen, uncompLen)
+	}
+	return nil
+}
+
 // Decompressor inflates compressed-protocol payloads, reusing its zlib
 // state between frames. A Decompressor is used by one goroutine at a time.
 type Decompressor struct {
@@ -171,12 +188,21 @@ type Decompressor struct {
 }
 
 // AppendInflated appends the uncompLen bytes that payload inflates to. A
-// payload whose uncompressed length is 0 is appended as is. The output
-// grows as bytes are produced, so a header that lies about the length costs
-// no more memory than the stream really yields.
+// payload whose uncompressed length is 0 is appended as is.
+//
+// uncompLen is a claim of the peer, bounded three ways: it is checked
+// before inflating against MaxPayloadLen and against what len(payload)
+// bytes of zlib can possibly yield (maxDeflateRatio), inflation stops at
+// uncompLen bytes (a stream that yields more is an error, after at most
+// one more byte is asked for), and the output grows as bytes are produced,
+// so a header that lies costs no more memory than the stream really
+// yields.
 func (d *Decompressor) AppendInflated(dst, payload []byte, uncompLen int) ([]byte, error) {
 	if uncompLen == 0 {
 		return append(dst, payload...), nil
+	}
+	if err := checkInflatedLen(len(payload), uncompLen); err != nil {
+		return dst, err
 	}
 	d.src.Reset(payload)
 	if d.zr == nil {
@@ -266,11 +292,9 @@ func (f *CompressedFramer) ReadFrame() ([]byte, error) {
 		return nil, fmt.Errorf("%w: compressed sequence %d, want %d", ErrPacketSequence, seq, f.nextSeq)
 	}
 	f.lastSeq, f.nextSeq = seq, seq+1
-	f.rbuf = growLen(f.rbuf[:0], compLen)
-	if _, err := io.ReadFull(f.r, f.rbuf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
+	// compLen is a claim: the buffer grows as the payload arrives.
+	var err error
+	if f.rbuf, err = appendReadFull(f.r, f.rbuf[:0], compLen); err != nil {
 		return nil, err
 	}
 	f.compressedRead = uncompLen != 0

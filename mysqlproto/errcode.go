@@ -19,6 +19,7 @@ const (
 	ERParseError             uint16 = 1064
 	ERNoSuchThread           uint16 = 1094
 	ERKillDenied             uint16 = 1095
+	ERHostIsBlocked          uint16 = 1129
 	ERUnknownError           uint16 = 1105
 	ERNotAllowedCommand      uint16 = 1148
 	ERNetPacketTooLarge      uint16 = 1153
@@ -31,6 +32,7 @@ const (
 	ERNotSupportedYet        uint16 = 1235
 	ERSpecificAccessDenied   uint16 = 1227
 	ERUnknownStmtHandler     uint16 = 1243
+	ERMaxPreparedStmtCount   uint16 = 1461
 	ERQueryInterrupted       uint16 = 1317
 	ERConnectionKilled       uint16 = 1927 // MariaDB
 
@@ -127,6 +129,7 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	ERParseError:             {"42000", "ER_PARSE_ERROR"},
 	ERNoSuchThread:           {"HY000", "ER_NO_SUCH_THREAD"},
 	ERKillDenied:             {"HY000", "ER_KILL_DENIED_ERROR"},
+	ERHostIsBlocked:          {"HY000", "ER_HOST_IS_BLOCKED"},
 	ERUnknownError:           {"HY000", "ER_UNKNOWN_ERROR"},
 	ERNotAllowedCommand:      {"42000", "ER_NOT_ALLOWED_COMMAND"},
 	ERNetPacketTooLarge:      {"08S01", "ER_NET_PACKET_TOO_LARGE"},
@@ -139,6 +142,7 @@ var errorCodes = map[uint16]struct{ state, name string }{
 	ERNotSupportedYet:        {"42000", "ER_NOT_SUPPORTED_YET"},
 	ERSpecificAccessDenied:   {"42000", "ER_SPECIFIC_ACCESS_DENIED_ERROR"},
 	ERUnknownStmtHandler:     {"HY000", "ER_UNKNOWN_STMT_HANDLER"},
+	ERMaxPreparedStmtCount:   {"42000", "ER_MAX_PREPARED_STMT_COUNT_REACHED"},
 	ERQueryInterrupted:       {"70100", "ER_QUERY_INTERRUPTED"},
 	ERConnectionKilled:       {"70100", "ER_CONNECTION_KILLED"},
 

@@ -78,6 +78,10 @@ func FuzzParseHandshakeResponse(f *testing.F) {
 		Attrs: []ConnAttr{{"a", "b"}}}).Append(nil))
 	f.Add(AppendSSLRequest(nil, DefaultClientCapability, 1<<24, 45))
 	f.Add((&HandshakeResponse{Capability: ClientProtocol41 | ClientSecureConnection, User: "u", AuthResponse: []byte{1, 2}}).Append(nil))
+	for _, a := range attrSeeds() {
+		f.Add((&HandshakeResponse{Capability: DefaultClientCapability, User: "u", AuthResponse: seqScramble(),
+			AuthPlugin: AuthNativePassword, Attrs: a}).Append(nil))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseHandshakeResponse(b)
 		if err != nil {
@@ -86,9 +90,27 @@ func FuzzParseHandshakeResponse(f *testing.F) {
 		if len(r.User) > len(b) || len(r.AuthResponse) > len(b) {
 			t.Fatal("fields longer than input")
 		}
+		if len(r.Attrs) > MaxConnectAttrs {
+			t.Fatalf("%d attributes, cap %d", len(r.Attrs), MaxConnectAttrs)
+		}
 		_ = IsSSLRequest(b)
-		if _, err := ParseHandshakeResponse(r.Append(nil)); err != nil {
+		again, err := ParseHandshakeResponse(r.Append(nil))
+		if err != nil {
 			t.Fatalf("re-encoded response does not parse: %v", err)
+		}
+		if again.User != r.User || !bytes.Equal(again.AuthResponse, r.AuthResponse) || len(again.Attrs) != len(r.Attrs) {
+			t.Fatalf("round trip changed fields: %+v -> %+v", r, again)
+		}
+		for i := range r.Attrs {
+			if again.Attrs[i] != r.Attrs[i] {
+				t.Fatalf("attribute %d: %q -> %q", i, r.Attrs[i], again.Attrs[i])
+			}
+		}
+		b2 := append([]byte(nil), b...)
+		if PatchResponseCapability(b2, r.Capability) {
+			if again, err := ParseHandshakeResponse(b2); err != nil || again.Capability != r.Capability {
+				t.Fatalf("patched with its own capabilities: %v, %v", err, again)
+			}
 		}
 	})
 }

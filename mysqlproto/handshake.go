@@ -169,7 +169,9 @@ func IsSSLRequest(b []byte) bool {
 }
 
 // ParseHandshakeResponse decodes a HandshakeResponse41 payload. The result
-// owns its memory.
+// owns its memory. A response with more than MaxConnectAttrs connection
+// attributes fails with ErrTooManyConnAttrs; a server answers any error
+// with ER_HANDSHAKE_ERROR ("Bad handshake").
 func ParseHandshakeResponse(b []byte) (*HandshakeResponse, error) {
 	c32, pos, ok := ReadUint32(b, 0)
 	if !ok {
@@ -234,19 +236,11 @@ func ParseHandshakeResponse(b []byte) (*HandshakeResponse, error) {
 		if !ok {
 			return nil, ErrMalformed
 		}
-		pos = p
-		for q := 0; q < len(attrs); {
-			k, q2, ok := ReadLenEncString(attrs, q)
-			if !ok {
-				return nil, ErrMalformed
-			}
-			v, q3, ok := ReadLenEncString(attrs, q2)
-			if !ok {
-				return nil, ErrMalformed
-			}
-			r.Attrs = append(r.Attrs, ConnAttr{string(k), string(v)})
-			q = q3
+		var err error
+		if r.Attrs, err = parseConnAttrs(attrs); err != nil {
+			return nil, err
 		}
+		pos = p
 	}
 	_ = pos
 	return r, nil
@@ -297,15 +291,7 @@ func (r *HandshakeResponse) Append(dst []byte) []byte {
 		dst = AppendNullString(dst, r.AuthPlugin)
 	}
 	if c.Has(ClientConnectAttrs) {
-		n := 0
-		for _, a := range r.Attrs {
-			n += LenEncIntSize(uint64(len(a.Key))) + len(a.Key) + LenEncIntSize(uint64(len(a.Value))) + len(a.Value)
-		}
-		dst = AppendLenEncInt(dst, uint64(n))
-		for _, a := range r.Attrs {
-			dst = AppendLenEncString(dst, a.Key)
-			dst = AppendLenEncString(dst, a.Value)
-		}
+		dst = appendConnAttrs(dst, r.Attrs)
 	}
 	return dst
 }

@@ -72,6 +72,9 @@ func FuzzOB20FramerRead(f *testing.F) {
 				return
 			}
 		}
+		if client {
+			_ = fr.FinishResponse()
+		}
 	})
 }
 

@@ -76,12 +76,23 @@ type PacketIO struct {
 // otherwise with SetMaxPacket.
 const DefaultMaxPacket = 64 << 20
 
+// MaxLoginPacket is the cap a server end should set with SetMaxPacket
+// while it reads a client's login (SSLRequest and HandshakeResponse), the
+// one packet an unauthenticated peer can make it read. A real login is a
+// few hundred bytes: user, a 20- to 32-byte scramble answer, database,
+// plugin name and connection attributes (at most MaxConnectAttrs of them);
+// 64 KiB leaves room for long attribute values. The caller restores its
+// normal maximum after the login.
+const MaxLoginPacket = 64 << 10
+
 // NewPacketIO returns a PacketIO reading from r and writing to w.
 func NewPacketIO(r io.Reader, w io.Writer) *PacketIO {
 	return &PacketIO{r: r, w: w, maxRead: DefaultMaxPacket}
 }
 
-// SetMaxPacket sets the largest logical packet ReadPacket accepts.
+// SetMaxPacket sets the largest logical packet ReadPacket accepts
+// (continuation packets included); a longer one is refused at the header
+// that crosses n, with ErrPacketTooLarge. Use MaxLoginPacket for a login.
 func (p *PacketIO) SetMaxPacket(n int) { p.maxRead = n }
 
 // Sequence returns the sequence id the next packet will carry.
@@ -96,6 +107,13 @@ func (p *PacketIO) ResetSequence() { p.seq = 0 }
 // ReadPacket reads one logical packet, joining continuation packets, and
 // checks its sequence ids. The payload is borrowed: it is valid until the
 // next ReadPacket.
+//
+// Each header's length is checked against the maximum (SetMaxPacket)
+// before any of its payload is read, so a packet that is too large is
+// refused with ErrPacketTooLarge after its 4 header bytes. The length is
+// otherwise only a claim: the buffer grows as the payload arrives (see
+// appendReadFull), so a peer that announces 16 MiB and sends 68 bytes
+// costs a few KiB, not 16 MiB.
 func (p *PacketIO) ReadPacket() ([]byte, error) {
 	p.rbuf = p.rbuf[:0]
 	if cap(p.rbuf) > 1<<20 {
@@ -113,12 +131,8 @@ func (p *PacketIO) ReadPacket() ([]byte, error) {
 		if len(p.rbuf)+n > p.maxRead {
 			return nil, ErrPacketTooLarge
 		}
-		start := len(p.rbuf)
-		p.rbuf = growLen(p.rbuf, n)
-		if _, err := io.ReadFull(p.r, p.rbuf[start:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
+		var err error
+		if p.rbuf, err = appendReadFull(p.r, p.rbuf, n); err != nil {
 			return nil, err
 		}
 		if n < MaxPayloadLen {

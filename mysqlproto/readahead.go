@@ -43,6 +43,13 @@ func (b *readAhead) buffered() int { return b.end - b.pos }
 
 // fill reads until at least need bytes are buffered. It returns
 // io.ErrUnexpectedEOF when the connection ends after some of them.
+//
+// need comes from a frame header, so it is a claim: the buffer grows as
+// bytes arrive. Before a read the buffer is made to hold at most limit
+// bytes past pos, or twice what is buffered when that is more (and never
+// more than need or limit, whichever is larger); a larger buffer the
+// readAhead already holds is used as it is. So a peer that announces a
+// 16 MiB frame and sends its header costs limit bytes, not 16 MiB.
 func (b *readAhead) fill(need int) error {
 	if b.end-b.pos >= need {
 		return nil
@@ -51,21 +58,17 @@ func (b *readAhead) fill(need int) error {
 	if limit <= 0 {
 		limit = DefaultReadAhead
 	}
-	room := max(need, limit) // bytes from pos the buffer may hold
-	if b.pos+room > len(b.buf) {
-		if room > len(b.buf) {
-			nb := b.get(room)
-			copy(nb, b.buf[b.pos:b.end])
-			b.put()
-			b.buf = nb
-		} else {
-			copy(b.buf, b.buf[b.pos:b.end])
-		}
-		b.end -= b.pos
-		b.pos = 0
-	}
+	reach := max(need, limit) // how far past pos one read may fill
 	for b.end-b.pos < need {
-		k, err := b.r.Read(b.buf[b.end : b.pos+room])
+		// Room for the next read, bounded by what arrived; it always
+		// exceeds what is buffered. The buffer is rearranged only when it
+		// is full or has consumed bytes in front, so a frame that trickles
+		// in does not cost a reallocation per read.
+		room := min(reach, max(limit, 2*(b.end-b.pos)))
+		if b.pos+room > len(b.buf) && (b.pos > 0 || b.end == len(b.buf)) {
+			b.makeRoom(room)
+		}
+		k, err := b.r.Read(b.buf[b.end:min(b.pos+reach, len(b.buf))])
 		b.end += k
 		if err != nil {
 			if b.end-b.pos >= need {
@@ -78,6 +81,24 @@ func (b *readAhead) fill(need int) error {
 		}
 	}
 	return nil
+}
+
+// makeRoom makes buf hold at least room bytes from pos, moving the
+// buffered bytes to the start or into a larger buffer.
+func (b *readAhead) makeRoom(room int) {
+	if b.pos+room <= len(b.buf) {
+		return
+	}
+	if room > len(b.buf) {
+		nb := b.get(room)
+		copy(nb, b.buf[b.pos:b.end])
+		b.put()
+		b.buf = nb
+	} else {
+		copy(b.buf, b.buf[b.pos:b.end])
+	}
+	b.end -= b.pos
+	b.pos = 0
 }
 
 // peek returns the next n buffered bytes; n must not exceed buffered.

@@ -3,6 +3,7 @@ package mysqlproto
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // ErrUnexpectedPacket reports a server response that does not follow the
@@ -416,6 +417,10 @@ func (s *ResponseScanner) inspectFirst(p []byte) (ScanEvent, bool) {
 	n, _, ok := ReadLenEncInt(p, 0)
 	if !ok || n == 0 || len(p) != LenEncIntSize(n) {
 		s.err = ErrUnexpectedPacket
+		return ScanError, true
+	}
+	if n > MaxColumns {
+		s.err = fmt.Errorf("%w: column count %d over %d", ErrUnexpectedPacket, n, MaxColumns)
 		return ScanError, true
 	}
 	s.phase, s.count = phColumnDefs, n

@@ -44,6 +44,14 @@ const (
 	CharsetBinary  uint16 = 63
 )
 
+// MaxColumns caps the column count of a result set that a decoder in this
+// package accepts. The count is a length-encoded integer of up to 8 bytes,
+// so unchecked it could size an allocation (or a loop) from a single
+// packet. MySQL and OceanBase tables have at most 4096 columns, and the
+// column and parameter counts of a COM_STMT_PREPARE answer are 2-byte
+// fields, so 65535 is the protocol's own ceiling.
+const MaxColumns = 1<<16 - 1
+
 // Column is a column definition (Protocol::ColumnDefinition41).
 type Column struct {
 	Schema, Table, OrgTable, Name, OrgName string
