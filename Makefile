@@ -15,7 +15,8 @@ PKGS     := ./...
 all: build
 
 # deps installs the Debian packages the tests, the demo and the benchmarks
-# use, when any is missing. Node, npm, a JRE and MariaDB Connector/J run the
+# use, when any is missing (iproute2: the adversarial tests put addresses
+# on the loopback interface to log in from a non-loopback address). Node, npm, a JRE and MariaDB Connector/J run the
 # third-party client programs of tools/clients (their npm packages are
 # installed by the reactor tests, once, under bin/clients).
 deps:
@@ -25,6 +26,7 @@ deps:
 	command -v sysbench >/dev/null 2>&1 || missing="$$missing sysbench"; \
 	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
 	command -v perf >/dev/null 2>&1 || missing="$$missing linux-perf"; \
+	command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$$missing iproute2"; \
 	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \

@@ -11,7 +11,9 @@ import (
 // showConfig answers SHOW PROXYCONFIG [DIFF [USER]] [LIKE 'pattern'] with
 // ODP's columns: name, value, info, need_reboot, visible_level, range,
 // config_level. Values are the saved ones, so a need_reboot change shows
-// before the restart that applies it.
+// before the restart that applies it. Secrets (the password items,
+// mysql_user_hashes) show as config.Masked when set: their hashes log in
+// as well as the passwords do, and this view reaches whoever may run it.
 func (a *Admin) showConfig(c command) *mysqlproto.ResultSet {
 	store := a.srv.Config()
 	saved := store.Saved()
@@ -32,7 +34,7 @@ func (a *Admin) showConfig(c command) *mysqlproto.ResultSet {
 			continue
 		}
 		rs.Rows = append(rs.Rows, []any{
-			it.Name(), it.Value(saved), it.Doc(), boolWord(it.NeedReboot()),
+			it.Name(), it.Shown(saved), it.Doc(), boolWord(it.NeedReboot()),
 			it.Level().String(), it.Range(), "LEVEL_GLOBAL",
 		})
 	}

@@ -68,7 +68,11 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 	case cmdShowConfig:
 		err = a.send(reply, a.showConfig(c))
 	case cmdAlterConfig:
-		err = a.alterConfig(c, reply)
+		if se := a.mayChangeConfig(sess); se != nil {
+			err = reply.Error(se)
+		} else {
+			err = a.alterConfig(c, reply)
+		}
 	case cmdShowSession:
 		err = a.send(reply, a.showSessions(sess, c))
 	case cmdShowSessionAttribute:
@@ -84,7 +88,7 @@ func (a *Admin) Intercept(sess *reactor.Session, query []byte, _ route.StmtInfo,
 	case cmdShowCongestion:
 		err = a.send(reply, a.showCongestion(c))
 	case cmdKillSession:
-		err = a.killSession(c, reply)
+		err = a.killSession(sess, c, reply)
 	case cmdSelectVars:
 		err = reply.ResultSet(a.selectVars(c))
 	case cmdNeedOK:
@@ -112,12 +116,17 @@ func everyUser(k cmdKind) bool {
 	return false
 }
 
-func (a *Admin) killSession(c command, reply *reactor.Reply) error {
+// killSession answers KILL PROXYSESSION cs_id [ss_id], for a session the
+// caller may act on (mayActOn); others are unknown to it.
+func (a *Admin) killSession(sess *reactor.Session, c command, reply *reactor.Reply) error {
+	if c.id > 1<<32-1 {
+		return reply.Error(unknownThread(c.id))
+	}
+	if t, ok := a.srv.Session(uint32(c.id)); !ok || !mayActOn(sess, t) {
+		return reply.Error(unknownThread(c.id))
+	}
 	if c.hasSSID {
 		return a.killServerSession(c, reply)
-	}
-	if c.id > 1<<32-1 {
-		return reply.Error(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id))
 	}
 	if err := a.srv.KillSession(uint32(c.id)); err != nil {
 		if se, ok := mysqlproto.AsSQLError(err); ok {

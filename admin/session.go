@@ -180,7 +180,7 @@ func (a *Admin) targetSession(sess *reactor.Session, c command) (*reactor.Sessio
 	}
 	t, ok := a.srv.Session(uint32(c.id))
 	if !ok || (!sess.IsAdmin() && t.Info().User != sess.Info().User) {
-		return nil, mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", c.id)
+		return nil, unknownThread(c.id)
 	}
 	return t, nil
 }

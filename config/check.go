@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"obgate/internal/safefile"
 )
 
 // Path returns the config file Load reads and writes: <ConfigDir>/obgate.conf, with
@@ -29,10 +31,13 @@ func (o *Options) Path() string {
 //     an item given twice (Load keeps the last) and a value that does not parse or is out
 //     of range;
 //   - "-o: " or the flag ("-p/--listen_port: ") for a command-line value that is invalid;
-//   - "path: " when the file cannot be read, or its directory cannot be written (Load
-//     rewrites the file at every start).
+//   - "path: " when the file cannot be read (it is read as Load reads it, with safefile: a
+//     FIFO, device or directory in its place is a problem, not a hang).
 //
-// Rules between items come last, without a place. The returned Config holds every value that
+// Rules between items come last, without a place. What obgate would refuse to start with in
+// a configuration of valid values (servers to route to, TLS files that load) is the returned
+// Config's Problems, which --check-config adds. A directory obgate cannot write is no problem
+// (Load runs on the file as it is); Unwritable says so. The returned Config holds every value that
 // was valid (the default where one was not), for further checks by the caller; it is never
 // nil. A missing file is no problem, as for Load. Check is for --check-config; it does not
 // touch any Store and any goroutine may call it.
@@ -43,14 +48,12 @@ func Check(opts *Options) (*Config, []error) {
 	path := opts.Path()
 	c := Default()
 	var problems []error
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if err == nil {
 		problems = append(problems, checkFile(path, data, c)...)
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		problems = append(problems, fmt.Errorf("%s: %w", path, err))
-	} else if err := checkWritable(filepath.Dir(path)); err != nil {
-		problems = append(problems, fmt.Errorf("%s: obgate rewrites this file at startup, but %w", path, err))
 	}
 	for _, ov := range opts.Overrides {
 		it, ok := Lookup(ov.Name)
@@ -66,6 +69,18 @@ func Check(opts *Options) (*Config, []error) {
 		problems = append(problems, err)
 	}
 	return c, problems
+}
+
+// Unwritable returns why obgate could not rewrite the config file of opts at startup, or
+// nil. obgate then runs on the file as it is and refuses ALTER PROXYCONFIG (which would have
+// to write it); --check-config prints this as a note, not a problem, since a read-only
+// config (a Kubernetes Secret) is a choice. A nil opts means the defaults.
+func Unwritable(opts *Options) error {
+	path := opts.Path()
+	if err := checkWritable(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%s: obgate rewrites this file at startup and after ALTER PROXYCONFIG, but %w", path, err)
+	}
+	return nil
 }
 
 // checkFile sets the file's valid entries on c and returns a problem for each bad line, in

@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -123,8 +122,8 @@ func TestCheckRuleBetweenItems(t *testing.T) {
 	}
 }
 
-// TestCheckUnwritableDir checks that a config file Load could not read, or whose directory
-// it could not write, is reported.
+// TestCheckUnwritableDir checks that a config file Load could not read is a problem, and
+// that a directory it could not write is not one but is told by Unwritable.
 func TestCheckUnwritableDir(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "plain")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -145,9 +144,11 @@ func TestCheckUnwritableDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o700)
-	_, problems := Check(&Options{ConfigDir: dir})
-	if got := problemTexts(problems); !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "not writable") }) {
-		t.Errorf("read-only config dir: %q, want a problem saying it is not writable", got)
+	if _, problems := Check(&Options{ConfigDir: dir}); len(problems) > 0 {
+		t.Errorf("read-only config dir: %q, want no problem (obgate runs on a read-only file)", problemTexts(problems))
+	}
+	if err := Unwritable(&Options{ConfigDir: dir}); err == nil || !strings.Contains(err.Error(), "not writable") {
+		t.Errorf("Unwritable of a read-only config dir: %v, want it to say not writable", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"time"
@@ -23,6 +24,8 @@ type Config struct {
 	LocalBoundIP           string
 	PrometheusListenPort   int64
 	EnablePrometheus       bool
+	PrometheusBoundIP      string
+	EnablePprof            bool
 	AppName                string
 	ProxyID                int64
 	ClientSessionIDVersion int64
@@ -34,11 +37,14 @@ type Config struct {
 
 	// Client connections (obgate only: ClientIOMode, ClientHandshakeTimeout, EnableClientSSL,
 	// ClientSSLCertFile, ClientSSLKeyFile, MaxPacketSize, ServerIdleTimeout).
-	ClientIOMode           string
-	ClientHandshakeTimeout time.Duration
-	EnableClientSSL        bool
-	ClientSSLCertFile      string
-	ClientSSLKeyFile       string
+	ClientIOMode             string
+	ClientHandshakeTimeout   time.Duration
+	EnableClientSSL          bool
+	ClientSSLCertFile        string
+	ClientSSLKeyFile         string
+	ClientMaxHandshakes      int64
+	ClientMaxHandshakesPerIP int64
+	ClientIPTrustedList      string
 	// TLS to servers (enable_server_ssl is ODP's; the others obgate's).
 	EnableServerSSL                     bool
 	ServerSSLVerify                     string
@@ -47,6 +53,8 @@ type Config struct {
 	ServerSSLKeyFile                    string
 	MaxPacketSize                       int64
 	ClientPSKeepCount                   int64
+	ClientMaxMemorySize                 int64
+	ClientMaxPreparedStmtCount          int64
 	ServerIdleTimeout                   time.Duration
 	ClientMaxConnections                int64
 	EnableClientConnectionLRUDisconnect bool
@@ -341,9 +349,27 @@ func (c *Config) ListenAddr() string {
 	return net.JoinHostPort(c.LocalBoundIP, strconv.FormatInt(c.ListenPort, 10))
 }
 
-// PrometheusAddr is the metrics listener address. ODP binds it on every interface.
+// PrometheusAddr is the metrics listener address,
+// prometheus_bound_ip:prometheus_listen_port. ODP binds it on every
+// interface, as obgate's default does.
 func (c *Config) PrometheusAddr() string {
-	return ":" + strconv.FormatInt(c.PrometheusListenPort, 10)
+	if c.PrometheusBoundIP == "" || c.PrometheusBoundIP == "0.0.0.0" {
+		return ":" + strconv.FormatInt(c.PrometheusListenPort, 10)
+	}
+	return net.JoinHostPort(c.PrometheusBoundIP, strconv.FormatInt(c.PrometheusListenPort, 10))
+}
+
+// ClientIPTrusted reports whether peer (a client connection's remote
+// address) is in client_ip_trusted_list, so that the __client_ip it sends
+// may be passed on as the client's address.
+func (c *Config) ClientIPTrusted(peer netip.Addr) bool {
+	peer = peer.Unmap()
+	for _, e := range splitList(c.ClientIPTrustedList) {
+		if p, err := parsePrefix(e); err == nil && p.Contains(peer) {
+			return true
+		}
+	}
+	return false
 }
 
 // RootserviceAddrs splits rootservice_list into host:port entries.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+
+	"obgate/internal/safefile"
 )
 
 // FileName is the name of the config file inside the config directory.
@@ -90,12 +92,13 @@ func formatFile(c *Config) []byte {
 	return []byte(b.String())
 }
 
-// readFile loads path into c. A missing file is not an error. Unknown names are skipped and
+// readFile loads path into c (read with safefile: a FIFO or device in its place, or a file
+// over safefile.MaxConfig, is an error rather than a hang). A missing file is not an error. Unknown names are skipped and
 // reported in warnings, as ODP skips them; an invalid value is an error naming the line,
 // because starting on a default the operator did not ask for (another port, no password) is
 // worse than not starting.
 func readFile(path string, c *Config) (warnings []string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -118,6 +121,10 @@ func readFile(path string, c *Config) (warnings []string, err error) {
 	}
 	return warnings, nil
 }
+
+// writeConfigFile is writeFile; tests replace it to see what a file obgate cannot write does
+// (a read-only mount, which a test running as root cannot make with permissions).
+var writeConfigFile = writeFile
 
 // writeFile replaces path with the rendering of c so that a crash leaves either the old file
 // or the new one: it writes a temporary file in the same directory, syncs it, renames it over

@@ -140,7 +140,7 @@ func TestRequiredItems(t *testing.T) {
 		"client_handshake_timeout":            {"10s", false},
 		"enable_client_ssl":                   {"false", false}, // ODP: CFG_NO_NEED_REBOOT
 		"enable_server_ssl":                   {"false", false},
-		"max_packet_size":                     {"1GB", false},
+		"max_packet_size":                     {"64MB", false},
 		"server_idle_timeout":                 {"1m", false},
 		"enable_transaction_internal_routing": {"true", false},
 	}
@@ -156,7 +156,7 @@ func TestRequiredItems(t *testing.T) {
 	}
 	c := Default()
 	if c.ListenPort != 2883 || c.ShortAsyncTaskTimeout != 5*time.Second || c.DefaultInactivityTimeout != 50*time.Hour ||
-		c.TunnelRequestSizeThreshold != 8<<10 || c.MaxPacketSize != 1<<30 || c.ObproxySysPassword != "" {
+		c.TunnelRequestSizeThreshold != 8<<10 || c.MaxPacketSize != 64<<20 || c.ObproxySysPassword != "" {
 		t.Errorf("Default() fields do not match the table: %+v", c)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // 40 hex digits is taken as the hash (what ODP start scripts pass) and anything else is hashed.
 //
 // Like ODP, which dumps its config back at startup, Load then writes the file (creating the
-// directory if needed) with every value that differs from its default. A nil opts means no
+// directory if needed) with every value that differs from its default; when that write fails
+// (a read-only mount) Load goes on and says so in Store.Warnings. A nil opts means no
 // overrides and DefaultConfigDir. Load is meant to be called once, from main.
 func Load(opts *Options) (*Store, error) {
 	if opts == nil {
@@ -36,8 +37,11 @@ func Load(opts *Options) (*Store, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if err := writeFile(path, c); err != nil {
-		return nil, err
+	if err := writeConfigFile(path, c); err != nil {
+		// A file obgate may read but not write (a Secret or ConfigMap mounted read-only) is
+		// the operator's choice: run on it, say so; ALTER PROXYCONFIG then fails on the same
+		// write, with this error, and changes nothing.
+		warnings = append(warnings, fmt.Sprintf("%s is not rewritten, so ALTER PROXYCONFIG will be refused: %v", path, err))
 	}
 	s := NewStore(c)
 	s.path = path

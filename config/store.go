@@ -83,7 +83,9 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Warnings() []string { return slices.Clone(s.warnings) }
 
 // Set implements ALTER PROXYCONFIG SET name = value. It validates value against the item's
-// kind and range (and the rules tying items together), writes the config file, then
+// kind and range, the rules tying items together, and what --check-config checks
+// (Problems: servers to route to, TLS files that load; a change that makes one of those
+// fail is refused), writes the config file, then
 // publishes: a dynamic item goes into a new running snapshot at once and subscribers are
 // called; a need_reboot item is only saved and shows in Pending until the next start.
 // Passwords are given in plaintext and stored as their SHA1 hex, as ODP does. If the file
@@ -110,6 +112,10 @@ func (s *Store) Set(name, value string) (*Item, error) {
 	if err := saved.validate(); err != nil {
 		return it, err
 	}
+	// What --check-config would refuse at the next start is refused now.
+	if err := brokenBy(s.saved, saved); err != nil {
+		return it, fmt.Errorf("%w: %s: nothing changed: %w", ErrInvalidValue, it.name, err)
+	}
 	old := s.running.Load()
 	running := old
 	if !it.reboot {
@@ -123,7 +129,7 @@ func (s *Store) Set(name, value string) (*Item, error) {
 		return it, nil
 	}
 	if s.path != "" {
-		if err := writeFile(s.path, saved); err != nil {
+		if err := writeConfigFile(s.path, saved); err != nil {
 			return it, err
 		}
 	}

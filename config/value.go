@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -196,6 +197,29 @@ func splitList(s string) []string {
 func checkIP(s string) (string, error) {
 	if net.ParseIP(s) == nil {
 		return "", errors.New("want an IP address")
+	}
+	return s, nil
+}
+
+// parsePrefix reads an address (one host) or a prefix such as 10.0.0.0/8.
+func parsePrefix(e string) (netip.Prefix, error) {
+	if strings.Contains(e, "/") {
+		p, err := netip.ParsePrefix(e)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(e)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func checkPrefixList(s string) (string, error) {
+	for _, e := range splitList(s) {
+		if _, err := parsePrefix(e); err != nil {
+			return "", fmt.Errorf("entry %q: want IP addresses or prefixes (10.0.0.0/8) separated by ';'", e)
+		}
 	}
 	return s, nil
 }

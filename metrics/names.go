@@ -63,12 +63,19 @@ const (
 	ConfigChanges = "obgate_config_changes_total"
 	// ClientRefused counts client connections turned away before their
 	// session began, by reason (fd_exhausted: obgate had no file descriptor
-	// left for the client or for its server connection).
+	// left for the client or for its server connection; memory: over
+	// proxy_mem_limited's high-water mark; handshakes: too many logins in
+	// progress; admin_blocked: administrator logins from an address that
+	// failed too often).
 	ClientRefused = "obgate_client_refused_total"
 	// Panics counts panics recovered in obgate's own code, by where
 	// (login, command, net_loop, netpoll_request, netpoll_close,
-	// netpoll_disconnect, accept, cluster_refresh, http). Each one is a bug;
-	// the session it hit is closed and everything else goes on.
+	// netpoll_disconnect, accept, idle_sweeper, server_watch, poller,
+	// handover, greeting_look, memory_sampler, adoption, cluster_refresh,
+	// http, cpu_governor, config_subscriber, signals, upgrade_parent,
+	// upgrade_child, handover_adopt). Each one is a bug; the session it
+	// hit is closed, a background loop loses one pass, and everything else
+	// goes on.
 	Panics = "obgate_panic_total"
 	// PollerFinished counts client commands served wholly on a poller
 	// goroutine (netpoll's event loop: the fast path); PollerHandOffs those
@@ -146,4 +153,11 @@ const (
 	// RefusedMemory is the ClientRefused reason for memory over the
 	// high-water mark of proxy_mem_limited.
 	RefusedMemory = "memory"
+	// RefusedHandshakes is the ClientRefused reason for too many
+	// connections still in their handshake (client_max_handshakes, in all
+	// or from one address).
+	RefusedHandshakes = "handshakes"
+	// RefusedAdminBlocked is the ClientRefused reason for an
+	// administrator login from an address blocked after failed logins.
+	RefusedAdminBlocked = "admin_blocked"
 )

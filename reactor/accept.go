@@ -180,6 +180,12 @@ func (srv *Server) initGuards() {
 		srv.log.Warn("refusing new clients with ERR 1040: obgate is out of file descriptors",
 			"refused", n, "reason", "fd_exhausted", "err", err)
 	})
+	srv.handshakeRefusals = newBurstLog(burstInterval, func(n int64, _ error) {
+		cfg := srv.cfg.Load()
+		srv.log.Warn("refusing new clients with ERR 1040: too many logins in progress",
+			"refused", n, "reason", "handshakes", "client_max_handshakes", cfg.ClientMaxHandshakes,
+			"client_max_handshakes_per_ip", cfg.ClientMaxHandshakesPerIP)
+	})
 	srv.acceptFailures = newBurstLog(burstInterval, func(n int64, err error) {
 		srv.log.Warn("accept failed; retrying", "failures", n, "err", err)
 	})

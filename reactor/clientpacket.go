@@ -64,17 +64,29 @@ func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 
 // readPacket reads one whole logical packet from the client into a new
 // buffer (header of the first physical packet included, continuation
-// headers removed), bounded by max_packet_size.
+// headers removed), bounded by heldCommandLimit.
 func (s *Session) readPacket(n int) ([]byte, error) {
-	return s.readPacketTo(nil, n, s.cfg.MaxPacketSize)
+	return s.readPacketTo(nil, n, s.heldCommandLimit())
 }
+
+// heldCommandLimit is the largest command obgate holds in memory whole:
+// client_max_memory_size, or max_packet_size when that is smaller. Only
+// the goroutine serving the session's command calls it.
+func (s *Session) heldCommandLimit() int64 {
+	return min(s.cfg.ClientMaxMemorySize, s.cfg.MaxPacketSize)
+}
+
+// firstReadCap bounds the memory readPacketTo sets aside before the
+// packet's bytes arrive: the announced length is the client's claim, and
+// the buffer grows as the bytes come.
+const firstReadCap = 64 << 10
 
 // readPacketTo is readPacket appending to dst[:0], whose memory it reuses
 // when big enough, bounded by limit.
 func (c *clientConn) readPacketTo(dst []byte, n int, limit int64) ([]byte, error) {
 	out := dst[:0]
-	if cap(out) < mysqlproto.HeaderLen+n {
-		out = make([]byte, 0, mysqlproto.HeaderLen+n)
+	if want := mysqlproto.HeaderLen + min(n, firstReadCap); cap(out) < want {
+		out = make([]byte, 0, want)
 	}
 	err := c.eachPiece(n, limit, func(p []byte, starts, first, _ bool) (bool, error) {
 		if starts && !first {

@@ -1,7 +1,6 @@
 package reactor
 
 import (
-	"bytes"
 	"errors"
 	"obgate/config"
 	"time"
@@ -145,19 +144,6 @@ func (st *statement) noteStatement(f *route.Facts, whole bool) routeNeed {
 	return needAny
 }
 
-// mysqlCommand keeps mysql routing mode's books on the commands its
-// server answers itself (the statement kind for metrics, the user a
-// COM_CHANGE_USER names) and lets the common path forward them.
-func (st *statement) mysqlCommand(cmd mysqlproto.Command, body []byte, whole bool) route.StmtKind {
-	if cmd == mysqlproto.ComChangeUser {
-		st.pendingUser = ""
-		if i := bytes.IndexByte(body, 0); whole && i >= 0 {
-			st.pendingUser = string(body[:i])
-		}
-	}
-	return route.StmtOther
-}
-
 // forward sends the client's command to the server and streams the answer.
 func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind, start time.Time) error {
 	s := st.s
@@ -268,7 +254,7 @@ func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
 				// SHOW PROXYSESSION shows, and filters by, the new user.
 				s.mu.Lock()
 				s.user = st.pendingUser
-				s.identity = route.ParseUsername(st.pendingUser, s.cfg.UsernameSeparators())
+				s.identity = changedUser(st.pendingUser)
 				s.mu.Unlock()
 			}
 		}

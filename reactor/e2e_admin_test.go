@@ -87,8 +87,11 @@ func TestE2EAdminLogin(t *testing.T) {
 			if _, err := adm.Exec("ALTER PROXYCONFIG SET obproxy_sys_password = 'n3w'"); err != nil {
 				t.Fatalf("ALTER PROXYCONFIG SET obproxy_sys_password: %v", err)
 			}
-			if got := configValue(t, adm, "obproxy_sys_password"); got != sha1Hex("n3w") {
+			if got := p.Store.Load().ObproxySysPassword; got != sha1Hex("n3w") {
 				t.Errorf("stored password %q, want SHA1 hex %s", got, sha1Hex("n3w"))
+			}
+			if got := configValue(t, adm, "obproxy_sys_password"); got == sha1Hex("n3w") {
+				t.Errorf("SHOW PROXYCONFIG shows the password's SHA1 %q; want it masked", got)
 			}
 			if err := dialErr(p, "root@proxysys", "n3w"); err != nil {
 				t.Errorf("new password: %v", err)

@@ -94,17 +94,13 @@ func TestE2ECLI(t *testing.T) {
 		})
 
 		t.Run("tenant and cluster in user name", func(t *testing.T) {
+			// mysql routing mode passes a login name to the server as it
+			// is: root@sys#demo is a MySQL user of that name, which the
+			// server does not know (TestAttackMySQLUserNames).
 			waitNoClients(t, p)
-			out := cli(t, p, "", "-N", "-B", "-u", "root@sys#demo", "-e",
-				"SELECT USER(); SHOW PROXYSESSION")
-			got := lines(out)
-			if len(got) < 2 || !strings.HasPrefix(got[0], "root@") {
-				t.Fatalf("output %q: want USER() root@<host> first", got)
-			}
-			// SHOW PROXYSESSION: proxy_sessid, Id, Cluster, Tenant, User, ...
-			f := strings.Split(got[1], "\t")
-			if len(f) < 5 || f[2] != "demo" || f[3] != "sys" || f[4] != "root" {
-				t.Errorf("SHOW PROXYSESSION row %q: want cluster demo, tenant sys, user root", got[1])
+			_, stderr, err := cliResult(p, "", "-N", "-B", "-u", "root@sys#demo", "-e", "SELECT USER()")
+			if err == nil || !strings.Contains(stderr, "Access denied for user 'root@sys#demo'") {
+				t.Errorf("login as root@sys#demo: %v %q; want the server's access denied for that very name", err, stderr)
 			}
 		})
 

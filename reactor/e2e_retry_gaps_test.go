@@ -2,7 +2,9 @@ package reactor_test
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -475,10 +477,11 @@ func TestOBKillThroughLostTransactionServer(t *testing.T) {
 // kill.go does:
 //
 //   - KILL QUERY <victim's obgate id> from a session on B, the victim
-//     running SELECT SLEEP(30) on A, is refused with ERR 1235 naming both
-//     servers (obgate cannot ask A through the killer's only server
-//     session, and has no login of the killer's on A): the victim's
-//     statement keeps running, untouched;
+//     running SELECT SLEEP(30) on A, goes to A as the killer (obgate logs
+//     the killer in there with mysql_user_hashes) and A decides: the same
+//     user's statement is interrupted; without the hash it is refused with
+//     ERR 1095 and the statement keeps running, untouched
+//     (TestAttackKillAcrossServers);
 //   - KILL QUERY <victim's CONNECTION_ID()> from B names B's thread of that
 //     number, as a direct client of B would: B answers ERR 1094 when it
 //     has no such thread, and the victim keeps running;
@@ -500,7 +503,10 @@ func TestMySQLModeKillAcrossServers(t *testing.T) {
 		return c
 	}())
 	forEachMode(t, func(t *testing.T, haMode string) {
-		p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+maria(t).Addr())
+		stage1 := sha1.Sum([]byte(otherPass))
+		stage2 := sha1.Sum(stage1[:])
+		p := startProxy(t, haMode, "rootservice_list", second.Addr()+";"+maria(t).Addr(),
+			"mysql_user_hashes", otherUser+":*"+strings.ToUpper(hex.EncodeToString(stage2[:])))
 		// Logins go round-robin over the two servers. The victim is a
 		// session on A whose thread id B has no thread of, so that a KILL
 		// of that id sent from B names nothing there: A's thread ids are
@@ -570,14 +576,14 @@ func TestMySQLModeKillAcrossServers(t *testing.T) {
 		}
 
 		done := startSleep(t, p, directA, victim, 30)
-		_, err := killerB.Exec(fmt.Sprintf("KILL QUERY %d", vid))
-		if sqlCode(err) != mysqlproto.ERNotSupportedYet || !strings.Contains(err.Error(), maria(t).Addr()) || !strings.Contains(err.Error(), second.Addr()) {
-			t.Fatalf("KILL QUERY %d (obgate id) from B of a session on A: %v, want ERR %d naming both servers", vid, err, mysqlproto.ERNotSupportedYet)
+		if _, err := killerB.Exec(fmt.Sprintf("KILL QUERY %d", vid)); err != nil {
+			t.Fatalf("KILL QUERY %d (obgate id) from B of a session on A, asked on A as the killer: %v", vid, err)
 		}
-		if !running(directA, threadID) {
-			t.Fatal("a refused KILL QUERY stopped the victim's statement")
+		if r := waitResult(t, done); !interrupted(r) {
+			t.Fatalf("SLEEP killed from B by obgate id: %v %v, want ERR 1317 or 1", r.err, r.res)
 		}
-		_, err = killerB.Exec("KILL QUERY " + threadID)
+		done = startSleep(t, p, directA, victim, 30)
+		_, err := killerB.Exec("KILL QUERY " + threadID)
 		if sqlCode(err) != mysqlproto.ERNoSuchThread {
 			t.Fatalf("KILL QUERY %s (A's thread id) from B, where no thread has it: %v, want B's ERR %d", threadID, err, mysqlproto.ERNoSuchThread)
 		}

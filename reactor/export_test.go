@@ -96,3 +96,11 @@ func (srv *Server) AddUnendingSession() (id uint32, end func()) {
 // DescribeSessions says where each session on the server's books stands
 // on its way out (as a *StuckSessionsError does).
 func (srv *Server) DescribeSessions() []string { return srv.stuckSessions().Sessions }
+
+// FixedScramble is ODP's fixed handshake scramble (enable_proxy_scramble
+// off).
+var FixedScramble = fixedScramble
+
+// AdminFailLimit is how many failed administrator logins block an
+// address.
+const AdminFailLimit = adminFailLimit

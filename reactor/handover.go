@@ -75,7 +75,10 @@ func (srv *Server) HandOverSessions(conn *net.UnixConn) {
 func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 	l := &handoverLink{conn: conn}
 	return l.serve(func(state []byte, fds []int) error {
-		err := srv.adopt(state, fds)
+		// A panic costs this session (adopt closes its descriptors on
+		// the way out), never the link: the next sessions still come.
+		err := errAdoptionPanicked
+		srv.guarded(panicAdoption, 0, func() { err = srv.adopt(state, fds) })
 		if err != nil {
 			srv.metrics.handoverRefused.Inc()
 			srv.log.Warn("hot upgrade: a session handed over was refused; it drains in the old process", "err", err)
@@ -83,6 +86,10 @@ func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 		return err
 	})
 }
+
+// errAdoptionPanicked: adopting a session handed over panicked (a bug,
+// counted in obgate_panic_total{where="adoption"}).
+var errAdoptionPanicked = errors.New("adopting the session failed on an internal error")
 
 // handoverKind reports whether the session is of a kind that moves in a
 // hand-over (see above); its owner calls it, or another goroutine that

@@ -3,7 +3,6 @@ package reactor
 import (
 	"context"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -12,20 +11,29 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
-	"obgate/route"
 )
 
 // fixedScramble is ODP's default handshake scramble (enable_proxy_scramble
 // off): OBServer verifies proxied logins against it.
 var fixedScramble = []byte("aaaaaaaabbbbbbbbbbbb")
 
-// maxLoginPacket bounds packets read from a client before it logged in.
-const maxLoginPacket = 1 << 20
+// maxLoginPacket bounds packets read from a client before it logged in:
+// a real login is a few hundred bytes.
+const maxLoginPacket = mysqlproto.MaxLoginPacket
 
 // handleConn runs a new connection's login on its own goroutine, then
-// hands the session to its transport.
-func (srv *Server) handleConn(conn net.Conn) {
+// hands the session to its transport. It gives back the login slot the
+// accept loop took for src when the login ends.
+func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	defer srv.wg.Done()
+	slot := true
+	giveSlot := func() {
+		if slot {
+			slot = false
+			srv.handshakes.give(src)
+		}
+	}
+	defer giveSlot()
 	s := &Session{srv: srv, id: srv.newSessionID()}
 	s.connectedAt, s.rawConn = time.Now(), conn
 	s.setSide(srv.cfg.Load())
@@ -43,6 +51,7 @@ func (srv *Server) handleConn(conn net.Conn) {
 		tuneClientConn(tc, srv.cfg.Load())
 	}
 	err := s.handshake(count)
+	giveSlot()
 	if err != nil {
 		srv.metrics.newClientFail.Inc()
 		s.logQuit(err)
@@ -166,54 +175,6 @@ func (srv *Server) GreetingVersion(cfg *config.Config) string {
 		}
 	}
 	return fallbackServerVersion
-}
-
-// adminLogin authenticates root@proxysys (or inspector@proxysys) against
-// obproxy_sys_password (inspector_password): SHA1 hex of the password,
-// checked as mysql_native_password against the scramble obgate sent.
-func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse, cfg *config.Config) error {
-	denied := func(why string) error { return s.denyLogin(cpio, resp, why) }
-	var stored string
-	switch s.identity.User {
-	case route.UserRoot:
-		stored = cfg.ObproxySysPassword
-	case route.UserInspector:
-		stored = cfg.InspectorPassword
-	default:
-		return denied("unknown proxysys user")
-	}
-	if !cfg.SkipProxySysPrivateCheck && !isPrivateAddr(s.clientAddr) {
-		return denied("proxysys login from a public address")
-	}
-	token := resp.AuthResponse
-	if resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword {
-		sw := mysqlproto.AuthSwitchRequest{Plugin: mysqlproto.AuthNativePassword, Data: greet.AuthData}
-		if err := cpio.WritePacketFlush(sw.Append(nil)); err != nil {
-			return quit(QuitClientNetwork, err)
-		}
-		p, err := cpio.ReadPacket()
-		if err != nil {
-			return quit(handshakeQuitSource(err), err)
-		}
-		token = p
-	}
-	stage1, err := hex.DecodeString(stored)
-	if err != nil {
-		return denied("stored password is not SHA1 hex")
-	}
-	if !mysqlproto.VerifyNativeStage1(greet.AuthData, token, stage1) {
-		return denied("wrong password")
-	}
-	s.mu.Lock() // Info and KILL from other sessions read it
-	s.admin = true
-	s.mu.Unlock()
-	s.status = mysqlproto.StatusAutocommit
-	ok := mysqlproto.AppendOK(nil, mysqlproto.OK{Status: s.status}, s.caps)
-	if err := cpio.WritePacketFlush(ok); err != nil {
-		return quit(QuitClientNetwork, err)
-	}
-	_ = s.rawConn.SetDeadline(time.Time{})
-	return nil
 }
 
 // denyLogin refuses a login as MySQL does (ERR 1045, then close); why is

@@ -86,22 +86,50 @@ func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) er
 func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
 	if tinfo.ServerAddr != s.backend.addr {
-		if k.query {
-			return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
-				"KILL QUERY %d: that session runs on %s, this one on %s; connect through obgate to the same server", k.id, tinfo.ServerAddr, s.backend.addr), start)
-		}
-		if tinfo.User != s.userName() {
-			return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id), start)
-		}
-		target.closeFor(closeNow, QuitKilled, "kill")
-		s.countStatement(route.StmtKill, false, start)
-		return s.writeOK(0, "")
+		return m.killElsewhere(k, target, tinfo, start)
 	}
 	err := s.st.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
 		target.closeFor(closeNow, QuitKilled, "kill")
 	}
 	return err
+}
+
+// killElsewhere kills a session whose server is not this session's: the
+// target's server decides, as it would for a direct client, with the
+// KILL sent there as this session's user, logged in on it for the
+// purpose (mysql_move.go's login). Equal login names are not enough: the
+// same name on two servers may be two accounts, and a user may kill
+// another's session only with a privilege only the server knows. When
+// obgate cannot log the user in there (no known hash), the KILL is
+// refused.
+func (m *mysqlSide) killElsewhere(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+	s := m.s
+	if m.move.resp == nil || m.move.stage1 == nil {
+		return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied,
+			"You are not owner of thread %d: it runs on server %s, where obgate cannot log you in to ask it (mysql_user_hashes)", k.id, tinfo.ServerAddr), start)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
+	be, err := m.loginOn(ctx, tinfo.ServerAddr)
+	cancel()
+	if err != nil {
+		s.countStatement(route.StmtKill, true, start)
+		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "KILL %d: cannot reach server %s: %v", k.id, tinfo.ServerAddr, err))
+	}
+	defer be.close()
+	_, err = s.st.internalCommand(be, appendKill(nil, k.query, tinfo.ServerID))
+	var se *mysqlproto.SQLError
+	switch {
+	case err == nil:
+		if !k.query {
+			target.closeFor(closeNow, QuitKilled, "kill")
+		}
+		s.countStatement(route.StmtKill, false, start)
+		return s.writeOK(0, "")
+	case errors.As(err, &se):
+		return s.st.answerKillError(se, start)
+	}
+	return s.st.answerKillError(lostServer(tinfo.ServerAddr), start)
 }
 
 // killTarget resolves a KILL id to a live, non-administrator session: an
@@ -200,6 +228,12 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
 	}
 	if tinfo.ServerAddr == "" {
+		// No server to ask: only the session's owner may end it. A session
+		// still logging in has proved nothing yet, so no user may.
+		if !target.loggedIn.Load() || tinfo.Identity.User != me.Identity.User {
+			s.countStatement(route.StmtKill, true, start)
+			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
+		}
 		if !k.query {
 			target.closeFor(closeNow, QuitKilled, "kill") // nothing runs yet
 		}

@@ -84,7 +84,6 @@ func (g *memGuard) sample() {
 
 // memLoop samples until stop is closed; it runs on its own goroutine.
 func (srv *Server) memLoop(stop <-chan struct{}) {
-	defer srv.recoverBackground(panicSweeper)
 	tick := time.NewTicker(memSampleInterval)
 	defer tick.Stop()
 	for {
@@ -92,18 +91,24 @@ func (srv *Server) memLoop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-tick.C:
-			was := srv.mem.high.Load()
-			srv.mem.sample()
-			if now := srv.mem.high.Load(); now != was {
-				st := srv.MemoryState()
-				if now {
-					srv.log.Warn("memory over the high-water mark of proxy_mem_limited: refusing new clients",
-						"in_use", st.InUse, "limit", st.Limit, "high_water_percent", memHighPercent)
-				} else {
-					srv.log.Info("memory back under proxy_mem_limited's low-water mark: admitting new clients",
-						"in_use", st.InUse, "limit", st.Limit)
-				}
-			}
+			// A panic costs one sample, never the loop.
+			srv.guarded(panicMemorySampler, 0, srv.memSample)
+		}
+	}
+}
+
+// memSample takes one sample and says when the high-water state changed.
+func (srv *Server) memSample() {
+	was := srv.mem.high.Load()
+	srv.mem.sample()
+	if now := srv.mem.high.Load(); now != was {
+		st := srv.MemoryState()
+		if now {
+			srv.log.Warn("memory over the high-water mark of proxy_mem_limited: refusing new clients",
+				"in_use", st.InUse, "limit", st.Limit, "high_water_percent", memHighPercent)
+		} else {
+			srv.log.Info("memory back under proxy_mem_limited's low-water mark: admitting new clients",
+				"in_use", st.InUse, "limit", st.Limit)
 		}
 	}
 }

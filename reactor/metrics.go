@@ -39,6 +39,8 @@ type reactorMetrics struct {
 	partitionHits                                  [2]*vm.Counter // ob_proxy_partition_hit feedback: [hit]
 	refusedFD                                      *vm.Counter    // clients refused: no file descriptor left
 	refusedMemory                                  *vm.Counter    // clients refused: memory over the high-water mark
+	refusedHandshakes                              *vm.Counter    // clients refused: too many handshakes in progress
+	refusedAdmin                                   *vm.Counter    // administrator logins refused: address blocked
 
 	errMu    sync.RWMutex
 	errCodes map[uint16]*vm.Counter // SQLErrors by code, made on first use; under errMu
@@ -92,6 +94,8 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		latency:                r.Histogram(metrics.LatencyBuckets, metrics.SQLLatency),
 		refusedFD:              r.Counter(metrics.ClientRefused, "reason", metrics.RefusedFDExhausted),
 		refusedMemory:          r.Counter(metrics.ClientRefused, "reason", metrics.RefusedMemory),
+		refusedHandshakes:      r.Counter(metrics.ClientRefused, "reason", metrics.RefusedHandshakes),
+		refusedAdmin:           r.Counter(metrics.ClientRefused, "reason", metrics.RefusedAdminBlocked),
 		resent:                 r.Counter(metrics.StatementsResent),
 		sessionsMoved:          r.Counter(metrics.SessionsMoved),
 		partitionHits: [2]*vm.Counter{

@@ -7,6 +7,7 @@ package reactor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"obgate/config"
@@ -14,60 +15,41 @@ import (
 	"obgate/route"
 )
 
-// mysqlHandshake logs a client in, mysql routing mode's way: it relays the
-// server's greeting (with obgate's connection id) so that the client's
-// login reaches the server unchanged; administrator logins and refused
-// connections get obgate's own greeting or answer.
+// mysqlHandshake logs a client in, mysql routing mode's way: obgate
+// greets the client itself, in the image of the servers' greeting (their
+// version and capabilities, a scramble of its own), and dials a server
+// only once the client answered: a bare TCP connection, or one that never
+// finishes its login, costs the servers nothing (a server counts aborted
+// handshakes against max_connect_errors and then blocks obgate's address
+// for every client). The client's login then goes to the server, its
+// token asked again for the server's scramble (an auth switch: one more
+// round trip per login with a password). Administrator logins and
+// refused connections never reach a server.
 func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	s := m.s
 	srv := s.srv
-	refusal := s.srv.admission(count, cfg)
-	var (
-		be    *serverConn
-		sh    *mysqlproto.Handshake
-		spio  *mysqlproto.PacketIO
-		dberr error
-	)
-	if refusal == nil {
-		be, sh, spio, dberr = srv.dialFirst(ctx, serverAddrs(cfg))
-		if be != nil {
-			// Registered before it is published: a KILL that closes it
-			// (from another goroutine, through sharedBackend) then finds
-			// it in the registry and removes it.
-			srv.servers.add(be, s)
-			s.sharedBackend.Store(be)
-			_ = be.conn.SetDeadline(deadline)
-		}
-	}
-	closeBackend := func() {
-		if be != nil {
-			be.close()
-			s.sharedBackend.Store(nil)
-		}
-	}
-	greet := m.greeting(sh, cfg)
-	m.move.scramble = greet.AuthData
+	srv.awaitMySQLGreeting(ctx)
+	greet := m.greeting(srv.mysqlGreeting.Load(), cfg)
 	cpio, first, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
-		closeBackend()
 		return err
 	}
 	// Under mu: other sessions read these through Info while this one is
 	// still logging in (SHOW PROXYSESSION, KILL).
 	s.mu.Lock()
-	s.identity = route.ParseUsername(resp.User, cfg.UsernameSeparators())
+	s.identity = mysqlIdentity(resp.User)
 	s.user, s.db = resp.User, resp.Database
 	s.tm = nil
 	s.mu.Unlock()
 	s.caps = resp.Capability & greet.Capability
 
 	if s.identity.IsProxySys() {
-		closeBackend()
 		return s.adminLogin(cpio, greet, resp, cfg)
 	}
-	if refusal != nil {
+	if refusal := srv.admission(count, cfg); refusal != nil {
 		return refusal.answer(cpio)
 	}
+	be, sh, spio, dberr := srv.dialFirst(ctx, serverAddrs(cfg))
 	if be == nil {
 		if isFDExhausted(dberr) {
 			return s.refuseNoFD(cpio, dberr)
@@ -75,12 +57,23 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "no server available: %v", dberr).AppendPacket(nil))
 		return quit(QuitNoServer, dberr)
 	}
+	srv.learnMySQLGreeting(sh)
+	// Registered before it is published: a KILL that closes it (from
+	// another goroutine, through sharedBackend) then finds it in the
+	// registry and removes it.
+	srv.servers.add(be, s)
+	s.sharedBackend.Store(be)
+	_ = be.conn.SetDeadline(deadline)
+	closeBackend := func() {
+		be.close()
+		s.sharedBackend.Store(nil)
+	}
 	// Before the login's OK reaches the client: from then on the client
 	// may look itself up (SHOW PROXYSESSION) or be the target of a KILL.
 	s.mu.Lock()
 	s.backendAddr, s.backendID = be.addr, be.threadID
 	s.mu.Unlock()
-	if err := m.relayLogin(cpio, spio, be, first, resp); err != nil {
+	if err := m.relayLogin(cpio, spio, be, sh, first, resp); err != nil {
 		closeBackend()
 		return err
 	}
@@ -89,9 +82,21 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	return nil
 }
 
-// greeting builds the handshake obgate sends the client: the server's own
-// greeting with obgate's connection id and capabilities, or, when no
-// server is involved, obgate's.
+// mysqlIdentity is who a login name names in mysql routing mode: a MySQL
+// user name, sent to the server as it is (a name such as svc-app-admin is
+// not read as cluster-tenant-user there); only root@proxysys and
+// inspector@proxysys are obgate's own. A MySQL account named like them
+// cannot log in through obgate.
+func mysqlIdentity(name string) route.Identity {
+	if id := route.ParseUsername(name, nil); id.IsProxySys() {
+		return id
+	}
+	return route.Identity{User: name, ClusterID: -1}
+}
+
+// greeting builds the handshake obgate sends the client: the image of the
+// servers' greeting sh (nil while none is known) with obgate's connection
+// id, capabilities and a scramble of this session's own.
 func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlproto.Handshake {
 	s := m.s
 	var g mysqlproto.Handshake
@@ -101,8 +106,13 @@ func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysq
 		// definitions, which obgate's own result sets (internal commands)
 		// do not carry.
 		g.Capability &= mysqlproto.ProxyCapabilities &^ mysqlproto.MariaDBClientExtendedTypeInfo
+		g.AuthData = mysqlproto.NewScramble()
+		if cfg.MySQLVersion != "" {
+			g.ServerVersion = cfg.MySQLVersion
+		}
 	} else {
 		g = *ownGreeting(cfg, s.srv.GreetingVersion(cfg), mysqlproto.ProxyCapabilities&^(mysqlproto.MariaDBClientProgress|mysqlproto.MariaDBClientExtendedTypeInfo))
+		g.AuthData = mysqlproto.NewScramble()
 	}
 	g.ConnectionID = s.id
 	g.Capability &^= mysqlproto.ClientSSL
@@ -112,18 +122,29 @@ func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysq
 	return &g
 }
 
-// relayLogin forwards the client's login to the server and relays the
-// auth exchange until the server accepts or refuses it. Each side keeps
-// its own sequence ids (they differ by one when the client used TLS).
-func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, first []byte, resp *mysqlproto.HandshakeResponse) error {
+// relayLogin forwards the client's login to the server sh greeted with,
+// and relays the auth exchange until the server accepts or refuses it.
+// The client answered obgate's scramble, not the server's: a token is
+// asked again for the server's (switchToken). Each side keeps its own
+// sequence ids.
+func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, sh *mysqlproto.Handshake, first []byte, resp *mysqlproto.HandshakeResponse) error {
 	s := m.s
 	serverCaps := resp.Capability&mysqlproto.ProxyCapabilities | resp.Capability&mysqlproto.ClientMySQL
-	if s.identity.User != resp.User {
-		// A MySQL server knows nothing of tenants and clusters: strip them so
-		// that the same login name works in both routing modes. The auth
-		// response does not depend on the name, so it stays valid.
-		r := *resp
-		r.User = s.identity.User
+	if lacking := s.caps & layoutCapabilities &^ sh.Capability; lacking != 0 {
+		// The greeting promised what this server cannot do (the servers
+		// differ, or one was upgraded): the client's next login is greeted
+		// in this server's image.
+		err := fmt.Errorf("server %s lacks capabilities %#x the greeting offered", be.addr, uint64(lacking))
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake: %v; connect again", err).AppendPacket(nil))
+		return quit(QuitServerProto, err)
+	}
+	m.move.scramble = append([]byte(nil), sh.AuthData...)
+	if len(resp.AuthResponse) > 0 {
+		r, err := m.switchToken(cpio, be, sh, resp)
+		if err != nil {
+			return err
+		}
+		resp = r
 		first = r.Append(nil)
 	}
 	loginCaps := serverCaps &^ mysqlproto.ClientSSL
@@ -162,6 +183,10 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 				return quit(QuitServerNetwork, err)
 			}
 		}
+		if err := s.passwordGuard(be, p); err != nil {
+			_ = cpio.WritePacketFlush(err.reply.AppendPacket(nil))
+			return quit(QuitAuthFailed, err)
+		}
 		if err := cpio.WritePacketFlush(p); err != nil {
 			return quit(QuitClientNetwork, err)
 		}
@@ -171,7 +196,7 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 			s.status = ok.Status
 			if round == 0 {
 				// Accepted at once: the client's token answered the
-				// greeting's scramble (no auth switch).
+				// server's scramble (no auth switch of the server's).
 				m.keepMoveLogin(resp, serverCaps)
 			}
 			return nil
@@ -192,4 +217,44 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 		}
 	}
 	return quit(QuitServerProto, errors.New("authentication exchange did not finish"))
+}
+
+// layoutCapabilities change what the server's packets look like: a
+// client that took one from obgate's greeting needs a server that has it.
+const layoutCapabilities = mysqlproto.ClientProtocol41 | mysqlproto.ClientDeprecateEOF |
+	mysqlproto.ClientSessionTrack | mysqlproto.ClientPluginAuth | mysqlproto.MariaDBClientProgress
+
+// switchToken asks the client, with an auth switch, for its token
+// against the server's scramble in sh, with the server's default plugin,
+// and returns the login to send the server with that token. A client
+// that cannot switch plugins (no CLIENT_PLUGIN_AUTH, older than MySQL
+// 5.5) cannot log in with a password.
+func (m *mysqlSide) switchToken(cpio *mysqlproto.PacketIO, be *serverConn, sh *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
+	s := m.s
+	if !resp.Capability.Has(mysqlproto.ClientPluginAuth) {
+		err := errors.New("the client cannot switch authentication plugins (no CLIENT_PLUGIN_AUTH)")
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake: %v, which obgate needs in mysql routing mode", err).AppendPacket(nil))
+		return nil, quit(QuitClientProto, err)
+	}
+	sw := mysqlproto.AuthSwitchRequest{Plugin: sh.AuthPlugin, Data: sh.AuthData}
+	if sw.Plugin == "" {
+		sw.Plugin = mysqlproto.AuthNativePassword
+	}
+	req := sw.Append(nil)
+	if err := s.passwordGuard(be, req); err != nil {
+		_ = cpio.WritePacketFlush(err.reply.AppendPacket(nil))
+		return nil, quit(QuitAuthFailed, err)
+	}
+	if err := cpio.WritePacketFlush(req); err != nil {
+		return nil, quit(QuitClientNetwork, err)
+	}
+	token, err := cpio.ReadPacket()
+	if err != nil {
+		return nil, quit(handshakeQuitSource(err), err)
+	}
+	r := *resp
+	r.AuthPlugin = sw.Plugin
+	r.AuthResponse = append([]byte(nil), token...)
+	r.Capability |= mysqlproto.ClientPluginAuth
+	return &r, nil
 }

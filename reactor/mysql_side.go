@@ -77,7 +77,11 @@ func (m *mysqlSide) closeAll() {
 }
 
 func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	return m.s.st.mysqlCommand(cmd, body, whole), false, nil
+	if cmd == mysqlproto.ComChangeUser {
+		handled, err := m.changeUser(n, body, whole)
+		return route.StmtOther, handled, err
+	}
+	return route.StmtOther, false, nil
 }
 
 func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {

@@ -152,6 +152,10 @@ func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte,
 			s.replySeq = seq
 			return res, s.writePacket(p)
 		case p[0] == mysqlproto.AuthSwitchRequestHeader || p[0] == mysqlproto.AuthMoreDataHeader:
+			if perr := s.passwordGuard(be, p); perr != nil {
+				s.replySeq = seq
+				return res, s.writeError(perr.reply)
+			}
 			if sw, ok := mysqlproto.ParseAuthSwitchRequest(p); ok {
 				res.plugin = sw.Plugin
 			}

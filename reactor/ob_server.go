@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -113,10 +114,16 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 	attrs := make([]mysqlproto.ConnAttr, 0, len(o.clientLogin.Attrs)+14)
 	clientIP := hostOnly(s.clientAddr)
 	for _, a := range o.clientLogin.Attrs {
-		if len(a.Key) >= 11 && a.Key[:11] == "__ob_client" {
+		// The client's own OceanBase attributes pass, as many as leave
+		// room for obgate's within what a server accepts.
+		if len(a.Key) >= 11 && a.Key[:11] == "__ob_client" && len(attrs) < mysqlproto.MaxConnectAttrs-obgateAttrs {
 			attrs = append(attrs, a)
 		}
-		if a.Key == mysqlproto.AttrClientIP && cfg.EnableClientIPCheckout && a.Value != "" {
+		// A __client_ip of the client's own would be what the servers'
+		// IP allow lists check: taken only from peers trusted to speak for
+		// their clients (load balancers, proxies: client_ip_trusted_list).
+		if a.Key == mysqlproto.AttrClientIP && cfg.EnableClientIPCheckout && a.Value != "" &&
+			cfg.ClientIPTrusted(ipOf(s.clientAddr)) {
 			clientIP = a.Value
 		}
 	}
@@ -132,7 +139,9 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 	}
 	add(mysqlproto.AttrGlobalVarsVersion, "0")
 	add(mysqlproto.AttrProxyCapabilityFlag, mysqlproto.FormatOBCapability(caps))
-	if cfg.EnableProxyScramble && len(r.AuthResponse) > 0 {
+	// The scramble the client answered decides, not the setting now:
+	// enable_proxy_scramble may have changed since the client's greeting.
+	if !bytes.Equal(o.scramble, fixedScramble) && len(r.AuthResponse) > 0 {
 		mix := make([]byte, len(o.scramble))
 		for i := range mix {
 			mix[i] = o.scramble[i]
@@ -152,6 +161,10 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 	r.Attrs = attrs
 	return &r
 }
+
+// obgateAttrs bounds the connection attributes obgate adds to a server
+// login (ODP's fourteen, with room to spare).
+const obgateAttrs = 32
 
 // serverLoginCaps are the capabilities obgate logs in to servers with: the
 // client's, plus what the proxy protocol needs (connect attributes,

@@ -131,6 +131,9 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	if refusal := srv.admission(count, cfg); refusal != nil {
 		return refusal.answer(cpio)
 	}
+	if resp, err = nativeLogin(cpio, greet, resp); err != nil {
+		return err
+	}
 	if id.Tenant == "" && id.Cluster == "" && cfg.ProxyTenantName != "" {
 		id.Tenant, id.Cluster = cfg.ProxyTenantName, srv.clusters.Default()
 	}
@@ -195,6 +198,30 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	}
 	o.publishOB()
 	return nil
+}
+
+// nativeLogin returns the client's login with a mysql_native_password
+// token against the greeting's scramble, which is what OBServers verify
+// and what obgate replays on every server session. A client that
+// answered with another plugin (MySQL 8's clients default to
+// caching_sha2_password; some send mysql_clear_password, the password
+// itself) is asked again with an auth switch, so that no password in
+// clear is ever kept or forwarded.
+func nativeLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
+	if resp.AuthPlugin == "" || resp.AuthPlugin == mysqlproto.AuthNativePassword || !resp.Capability.Has(mysqlproto.ClientPluginAuth) {
+		return resp, nil
+	}
+	sw := mysqlproto.AuthSwitchRequest{Plugin: mysqlproto.AuthNativePassword, Data: greet.AuthData}
+	if err := cpio.WritePacketFlush(sw.Append(nil)); err != nil {
+		return nil, quit(QuitClientNetwork, err)
+	}
+	token, err := cpio.ReadPacket()
+	if err != nil {
+		return nil, quit(handshakeQuitSource(err), err)
+	}
+	r := *resp
+	r.AuthPlugin, r.AuthResponse = mysqlproto.AuthNativePassword, append([]byte(nil), token...)
+	return &r, nil
 }
 
 // clientOB20Caps decides whether a client gets OB 2.0 framing (ODP's rule,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"obgate/config"
 	"obgate/health"
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -105,6 +106,29 @@ func (t *stmtTable) add(p *prepared) uint32 {
 	return t.last
 }
 
+// admit returns why a session may not prepare one more statement of
+// textLen bytes: at most client_max_prepared_stmt_count statements, and
+// client_max_memory_size bytes of their text together (a server's
+// max_prepared_stmt_count answer, ERR 1461); nil when it may.
+func (t *stmtTable) admit(textLen int, cfg *config.Config) *mysqlproto.SQLError {
+	if int64(len(t.byID)) >= cfg.ClientMaxPreparedStmtCount {
+		return mysqlproto.NewSQLError(mysqlproto.ERMaxPreparedStmtCount,
+			"Can't create more than max_prepared_stmt_count statements (current value: %d)", cfg.ClientMaxPreparedStmtCount)
+	}
+	total := int64(textLen)
+	if total > cfg.ClientMaxMemorySize {
+		return nil // too large to hold at all: reading it refuses it (ERR 1153)
+	}
+	for _, p := range t.byID {
+		total += int64(len(p.sql))
+	}
+	if total > cfg.ClientMaxMemorySize {
+		return mysqlproto.NewSQLError(mysqlproto.ERMaxPreparedStmtCount,
+			"Can't create more prepared statements: their text would take more than client_max_memory_size (%d bytes) in this session", cfg.ClientMaxMemorySize)
+	}
+	return nil
+}
+
 // reset forgets every statement, the kept ones too: the client's reset or
 // change of user closed them on the server.
 func (t *stmtTable) reset() {
@@ -148,8 +172,15 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 			return errNotFast
 		}
 	} else {
+		if refusal := s.stmts.admit(n-1, s.cfg); refusal != nil {
+			if err := s.skipPacket(n); err != nil {
+				return err
+			}
+			s.countStatement(route.StmtOther, true, start)
+			return s.writeError(refusal)
+		}
 		var err error
-		if pkt, err = s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize); err != nil {
+		if pkt, err = s.readPacketTo(s.stmts.request, n, s.heldCommandLimit()); err != nil {
 			return err
 		}
 		s.stmts.request = pkt
@@ -157,6 +188,9 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	}
 	if i, _ := s.stmts.keptFor(body); i >= 0 {
 		return st.reuseKept(n, i, start)
+	}
+	if polled && s.stmts.admit(n-1, s.cfg) != nil {
+		return errNotFast // the goroutine refuses it
 	}
 	p := s.stmts.newStmt()
 	p.sql = append(p.sql, body...)
@@ -175,7 +209,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	if polled {
 		// Everything that could refuse the poller has run: take the
 		// request out of the client buffer, into obgate's own copy.
-		if pkt, err = s.readPacketTo(s.stmts.request, n, s.cfg.MaxPacketSize); err != nil {
+		if pkt, err = s.readPacketTo(s.stmts.request, n, s.heldCommandLimit()); err != nil {
 			return err
 		}
 		s.stmts.request = pkt

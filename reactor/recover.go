@@ -32,12 +32,16 @@ const (
 	panicServerWatch                        // the server watch's epoll loop
 	panicPoller                             // the statement path on the poller (poller.go)
 	panicHandover                           // a session's hand-over to a new process (handover.go)
+	panicGreetingLook                       // mysql mode's first look at a server's greeting (mysqlgreeting.go)
+	panicMemorySampler                      // the memory guard's sampler (memguard.go)
+	panicAdoption                           // adopting a session handed over (AdoptSessions)
 	numPanicSites
 )
 
 var panicSiteNames = [numPanicSites]string{"login", "command", "net_loop",
 	"netpoll_request", "netpoll_close", "netpoll_disconnect", "accept",
-	"idle_sweeper", "server_watch", "poller", "handover"}
+	"idle_sweeper", "server_watch", "poller", "handover", "greeting_look",
+	"memory_sampler", "adoption"}
 
 func (p panicSite) String() string {
 	if p < numPanicSites {

@@ -203,6 +203,15 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		case mysqlproto.ScanPrepared:
 			st.notePrepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
+			if !s.caps.Has(mysqlproto.ClientLocalFiles) {
+				// The client never offered its files: a server that asks
+				// anyway is broken or hostile, and some clients would
+				// answer. The request never reaches the client.
+				r.be.close()
+				return r.written, quitWith(QuitServerProto, errLocalInfileNotOffered,
+					mysqlproto.NewSQLError(mysqlproto.ERNotAllowedCommand,
+						"The used command is not allowed: the server asked for a local file, and this client did not enable LOCAL INFILE"))
+			}
 			if err := st.flushDecided(true, true); err != nil {
 				return r.written, err
 			}
@@ -214,6 +223,10 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				return r.written, err
 			}
 		case mysqlproto.ScanAuthContinue:
+			if perr := s.passwordGuard(r.be, sc.Packet()); perr != nil {
+				r.be.close()
+				return r.written, quitWith(QuitAuthFailed, perr, perr.reply)
+			}
 			if err := st.flushDecided(true, true); err != nil {
 				return r.written, err
 			}
@@ -231,6 +244,10 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 }
+
+// errLocalInfileNotOffered: a server asked for a local file the client
+// never offered (CLIENT_LOCAL_FILES).
+var errLocalInfileNotOffered = errors.New("the server asked for a local file, and the client did not enable LOCAL INFILE")
 
 // flushDecided sends the decided bytes of the answer to the client; final
 // marks the end of what the client gets before it must act (the whole

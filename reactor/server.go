@@ -83,9 +83,19 @@ type Server struct {
 	clients           atomic.Int64
 	goroutineSessions atomic.Int64 // offpoller.go
 
-	refusals       *burstLog // clients refused for want of descriptors
+	refusals      *burstLog      // clients refused for want of descriptors
+	adminFailures loginFailures  // failed administrator logins by source (adminguard.go)
+	handshakes    handshakeSlots // logins in progress (handshakeslots.go)
+	// mysqlGreeting is the image of client greetings in mysql routing
+	// mode; greetingLook and greetingKnown run and report the first look
+	// (mysqlgreeting.go).
+	mysqlGreeting  atomic.Pointer[mysqlproto.Handshake]
+	greetingLook   sync.Once
+	greetingKnown  chan struct{}
 	acceptFailures *burstLog
-	noServerTLS    *burstLog // servers refused for offering no TLS (server_ssl_verify)
+	// handshakeRefusals: clients refused at client_max_handshakes.
+	handshakeRefusals *burstLog
+	noServerTLS       *burstLog // servers refused for offering no TLS (server_ssl_verify)
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -133,6 +143,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	srv.initGuards()
+	if cfg := opts.Config.Load(); cfg.ObproxySysPassword == "" {
+		srv.log.Warn("root@proxysys has no password (obproxy_sys_password is empty): it may log in from loopback addresses only; set one to administer obgate from elsewhere")
+	}
 	// The background loops start once the metrics they feed exist.
 	srv.stopSweep, srv.sweepDone, srv.memDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
@@ -210,6 +223,7 @@ func (srv *Server) Serve(ln net.Listener) error {
 	}
 	srv.listeners = append(srv.listeners, ln)
 	srv.mu.Unlock()
+	srv.learnGreetingOnce()
 	guard := newAcceptGuard(srv)
 	defer guard.close()
 	for {
@@ -222,8 +236,12 @@ func (srv *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		guard.accepted()
+		src, ok := srv.admitHandshake(conn)
+		if !ok {
+			continue
+		}
 		srv.wg.Add(1)
-		go srv.handleConn(conn)
+		go srv.handleConn(conn, src)
 	}
 }
 

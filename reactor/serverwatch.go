@@ -130,10 +130,19 @@ func (w *serverWatch) loop() {
 			be := w.byToken[token]
 			w.mu.Unlock()
 			if be != nil {
-				be.serverGone()
+				w.notify(be)
 			}
 		}
 	}
+}
+
+// notify tells be its server closed the connection; a panic in that
+// costs this event, never the loop, which goes on watching the others.
+func (w *serverWatch) notify(be *serverConn) {
+	if w.recover != nil {
+		defer w.recover(panicServerWatch)
+	}
+	be.serverGone()
 }
 
 // close stops the loop and releases the descriptors; it waits for the

@@ -31,7 +31,8 @@ func (srv *Server) sweepLoop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case now := <-tick.C:
-			srv.sweep(now)
+			// A panic costs one pass, never the loop.
+			srv.guarded(panicSweeper, 0, func() { srv.sweep(now) })
 		}
 	}
 }

@@ -8,15 +8,19 @@ package reactor
 // their bytes differ from the last good ones. A file that becomes
 // unreadable or invalid leaves the last good value in use, with a warning
 // in the log, so that a certificate being rewritten by a renewal tool
-// never takes TLS down.
+// never takes TLS down. Files are read with internal/safefile: a FIFO,
+// device or directory named as a PEM file is refused instead of blocking
+// the login or dial that reads it, and so is a file over 1 MiB
+// (safefile.MaxPEM).
 
 import (
 	"bytes"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
+
+	"obgate/internal/safefile"
 )
 
 // reloadingFiles holds a value built from the contents of some files and
@@ -46,7 +50,7 @@ func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
 		if p == "" {
 			continue
 		}
-		if contents[i], err = os.ReadFile(p); err != nil {
+		if contents[i], err = safefile.ReadFile(p, safefile.MaxPEM); err != nil {
 			break
 		}
 	}

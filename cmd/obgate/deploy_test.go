@@ -9,9 +9,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -32,7 +34,7 @@ const deployDir = "../../deploy"
 // servesPath reports whether the metrics port routes path to a handler of
 // its own (not a 404 or a subtree's catch-all).
 func servesPath(path string) bool {
-	_, pattern := metricsMux(metrics.New(), probes{}).Handler(httptest.NewRequest("GET", path, nil))
+	_, pattern := metricsMux(metrics.New(), probes{}, func() bool { return true }).Handler(httptest.NewRequest("GET", path, nil))
 	return pattern == path
 }
 
@@ -263,9 +265,10 @@ type (
 			Name   string            `yaml:"name"`
 			Labels map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
-		Data      map[string]string `yaml:"data"`
-		Resources []string          `yaml:"resources"`
-		Spec      yaml.Node         `yaml:"spec"`
+		Data       map[string]string `yaml:"data"`       // ConfigMap; Secret (base64)
+		StringData map[string]string `yaml:"stringData"` // Secret
+		Resources  []string          `yaml:"resources"`
+		Spec       yaml.Node         `yaml:"spec"`
 	}
 	deploymentSpec struct {
 		Replicas int `yaml:"replicas"`
@@ -280,7 +283,8 @@ type (
 		} `yaml:"template"`
 	}
 	podSpec struct {
-		TerminationGracePeriodSeconds *int `yaml:"terminationGracePeriodSeconds"`
+		TerminationGracePeriodSeconds *int  `yaml:"terminationGracePeriodSeconds"`
+		AutomountServiceAccountToken  *bool `yaml:"automountServiceAccountToken"`
 		SecurityContext               struct {
 			RunAsNonRoot bool `yaml:"runAsNonRoot"`
 			RunAsUser    int  `yaml:"runAsUser"`
@@ -293,6 +297,9 @@ type (
 			ConfigMap *struct {
 				Name string `yaml:"name"`
 			} `yaml:"configMap"`
+			Secret *struct {
+				SecretName string `yaml:"secretName"`
+			} `yaml:"secret"`
 		} `yaml:"volumes"`
 	}
 	k8sContainer struct {
@@ -316,7 +323,22 @@ type (
 		VolumeMounts []struct {
 			Name      string `yaml:"name"`
 			MountPath string `yaml:"mountPath"`
+			ReadOnly  bool   `yaml:"readOnly"`
 		} `yaml:"volumeMounts"`
+		Env []struct {
+			Name      string `yaml:"name"`
+			Value     string `yaml:"value"`
+			ValueFrom any    `yaml:"valueFrom"`
+		} `yaml:"env"`
+		SecurityContext struct {
+			AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+			ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem"`
+			Privileged               *bool `yaml:"privileged"`
+			Capabilities             struct {
+				Add  []string `yaml:"add"`
+				Drop []string `yaml:"drop"`
+			} `yaml:"capabilities"`
+		} `yaml:"securityContext"`
 	}
 	k8sProbe struct {
 		HTTPGet *struct {
@@ -413,13 +435,15 @@ func mountOf(c k8sContainer, path string) string {
 	return ""
 }
 
-// TestDeployKubernetes checks deploy/kubernetes: the ConfigMap's
-// obgate.conf passes --check-config's checks with the Deployment's
-// options; the pod copies it into a writable config directory and checks
-// it before obgate starts; the container ports are the configured ones;
-// the probes ask the paths obgate serves on its metrics port; the grace
-// period outlasts preStop plus the drain; the Service and the
-// PodDisruptionBudget select the pods; kustomization.yaml lists every file.
+// TestDeployKubernetes checks deploy/kubernetes: the pod writes obgate.conf
+// from the ConfigMap (and the Secret) into a writable config directory and
+// checks it before obgate starts, and that file passes --check-config's
+// checks with the Deployment's options; the container ports are the
+// configured ones; the probes ask the paths obgate serves on its metrics
+// port; the grace period outlasts preStop plus the drain; the Service
+// publishes the SQL port and not the metrics port (pprof); the Service and
+// the PodDisruptionBudget select the pods; kustomization.yaml lists every
+// file.
 func TestDeployKubernetes(t *testing.T) {
 	dir := filepath.Join(deployDir, "kubernetes")
 	byKind, files := readManifests(t, dir)
@@ -457,46 +481,20 @@ func TestDeployKubernetes(t *testing.T) {
 	if cfgVolume == "" {
 		t.Fatalf("container obgate mounts nothing at its config directory %s", opts.ConfigDir)
 	}
-	volumes := map[string]string{} // name → "emptyDir" or "configMap:<name>"
-	for _, v := range pod.Volumes {
-		switch {
-		case v.EmptyDir != nil:
-			volumes[v.Name] = "emptyDir"
-		case v.ConfigMap != nil:
-			volumes[v.Name] = "configMap:" + v.ConfigMap.Name
-		}
-	}
+	volumes := podVolumes(pod)
 	if volumes[cfgVolume] != "emptyDir" {
 		t.Errorf("the config directory is volume %s (%q); obgate rewrites its file there, so it must be writable (emptyDir)", cfgVolume, volumes[cfgVolume])
 	}
 
-	// The ConfigMap, checked as obgate --check-config would with the
-	// container's options.
-	cm := onlyOne(t, byKind, "ConfigMap")
-	conf, ok := cm.Data[config.FileName]
-	if !ok || len(cm.Data) != 1 {
-		t.Fatalf("ConfigMap %s holds %d keys; want only %s", cm.Metadata.Name, len(cm.Data), config.FileName)
-	}
-	tmp := t.TempDir()
-	if err := os.WriteFile(filepath.Join(tmp, config.FileName), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	checkOpts := *opts
-	checkOpts.ConfigDir = tmp
-	cfg, problems := config.Check(&checkOpts)
-	problems = append(problems, startupProblems(cfg)...)
-	for _, p := range problems {
-		t.Errorf("ConfigMap %s: %v", cm.Metadata.Name, p)
-	}
-
-	// Init containers: one copies the ConfigMap's file into the config
-	// directory, a later one checks it there.
-	copied, checked := -1, -1
+	// Init containers: one writes obgate.conf into the config directory
+	// from the ConfigMap (and the Secret), a later one checks it there.
+	objects := configObjects(t, byKind)
+	built, checked := -1, -1
+	var conf string
+	var sources []string
 	for i, ic := range pod.InitContainers {
-		if len(ic.Command) == 3 && ic.Command[0] == "cp" && filepath.Clean(ic.Command[2]) == opts.Path() &&
-			mountOf(ic, opts.ConfigDir) == cfgVolume &&
-			volumes[mountOf(ic, filepath.Dir(ic.Command[1]))] == "configMap:"+cm.Metadata.Name {
-			copied = i
+		if text, from, ok := builtConfig(ic, opts.Path(), volumes, objects); ok && mountOf(ic, opts.ConfigDir) == cfgVolume {
+			built, conf, sources = i, text, from
 		}
 		if ic.Command == nil && len(ic.Args) > 0 {
 			o := parseObgateArgs(t, "init container "+ic.Name, append([]string{"obgate"}, ic.Args...))
@@ -508,11 +506,28 @@ func TestDeployKubernetes(t *testing.T) {
 			t.Errorf("init container %s runs %s, obgate runs %s", ic.Name, ic.Image, ctr.Image)
 		}
 	}
-	if copied < 0 {
-		t.Errorf("no init container copies ConfigMap %s's %s to %s", cm.Metadata.Name, config.FileName, opts.Path())
+	if built < 0 {
+		t.Fatalf("no init container writes %s from a ConfigMap", opts.Path())
 	}
-	if checked < 0 || checked < copied {
-		t.Errorf("no init container runs obgate --check-config on %s after the copy", opts.Path())
+	if !slices.ContainsFunc(sources, func(s string) bool { return strings.HasPrefix(s, "configMap:") }) {
+		t.Errorf("%s is written from %v, no ConfigMap", opts.Path(), sources)
+	}
+	if checked < 0 || checked < built {
+		t.Errorf("no init container runs obgate --check-config on %s after it is written", opts.Path())
+	}
+
+	// The file the pod starts with, checked as obgate --check-config would
+	// with the container's options.
+	tmp := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tmp, config.FileName), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkOpts := *opts
+	checkOpts.ConfigDir = tmp
+	cfg, problems := config.Check(&checkOpts)
+	problems = append(problems, cfg.Problems()...)
+	for _, p := range problems {
+		t.Errorf("%s as the pod writes it from %v: %v", config.FileName, sources, p)
 	}
 
 	ports := map[string]int64{}
@@ -579,9 +594,17 @@ func TestDeployKubernetes(t *testing.T) {
 		}
 		targets[target] = true
 	}
-	if !targets[cfg.ListenPort] || !targets[cfg.PrometheusListenPort] {
-		t.Errorf("Service %s reaches container ports %v; want the SQL port %d and the metrics port %d",
-			svcObj.Metadata.Name, targets, cfg.ListenPort, cfg.PrometheusListenPort)
+	if !targets[cfg.ListenPort] {
+		t.Errorf("Service %s reaches container ports %v; want the SQL port %d", svcObj.Metadata.Name, targets, cfg.ListenPort)
+	}
+	// The metrics port also serves pprof once enable_pprof is on (an ALTER
+	// PROXYCONFIG away): Prometheus and the kubelet reach it on the pod.
+	if targets[cfg.PrometheusListenPort] {
+		t.Errorf("Service %s publishes the metrics port %d, where pprof is served when enable_pprof is on; scrape the pods instead",
+			svcObj.Metadata.Name, cfg.PrometheusListenPort)
+	}
+	if cfg.EnablePprof {
+		t.Error("the pod's obgate.conf turns enable_pprof on")
 	}
 
 	var pdb pdbSpec
@@ -600,6 +623,85 @@ func TestDeployKubernetes(t *testing.T) {
 	}
 }
 
+// podVolumes maps each volume of pod to "emptyDir", "configMap:<name>" or
+// "secret:<name>".
+func podVolumes(pod podSpec) map[string]string {
+	volumes := map[string]string{}
+	for _, v := range pod.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+			volumes[v.Name] = "emptyDir"
+		case v.ConfigMap != nil:
+			volumes[v.Name] = "configMap:" + v.ConfigMap.Name
+		case v.Secret != nil:
+			volumes[v.Name] = "secret:" + v.Secret.SecretName
+		}
+	}
+	return volumes
+}
+
+// configObjects returns the files of every ConfigMap and Secret, keyed as
+// podVolumes names their volumes ("configMap:<name>", "secret:<name>"):
+// file name → content (a Secret's data decoded from base64).
+func configObjects(t *testing.T, byKind map[string][]k8sObject) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	for _, o := range byKind["ConfigMap"] {
+		out["configMap:"+o.Metadata.Name] = o.Data
+	}
+	for _, o := range byKind["Secret"] {
+		files := maps.Clone(o.StringData)
+		if files == nil {
+			files = map[string]string{}
+		}
+		for k, v := range o.Data {
+			b, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				t.Fatalf("Secret %s: data %s is not base64: %v", o.Metadata.Name, k, err)
+			}
+			files[k] = string(b)
+		}
+		out["secret:"+o.Metadata.Name] = files
+	}
+	return out
+}
+
+// builtConfig reads what init container ic writes to path: a cp of one
+// file, or a shell command that writes path ("> path") from the files it
+// names. Each ConfigMap or Secret file that ic mounts and its command
+// names counts, in the order named; it returns them joined (a line apart)
+// and the objects they came from.
+func builtConfig(ic k8sContainer, path string, volumes map[string]string, objects map[string]map[string]string) (string, []string, bool) {
+	cmd := strings.Join(ic.Command, " ")
+	switch {
+	case len(ic.Command) == 3 && ic.Command[0] == "cp" && filepath.Clean(ic.Command[2]) == path:
+	case len(ic.Command) == 3 && ic.Command[0] == "sh" && ic.Command[1] == "-c" && strings.Contains(cmd, "> "+path):
+	default:
+		return "", nil, false
+	}
+	type part struct {
+		at      int
+		from, s string
+	}
+	var parts []part
+	for _, m := range ic.VolumeMounts {
+		obj := volumes[m.Name]
+		for name, content := range objects[obj] {
+			if at := strings.Index(cmd, filepath.Join(m.MountPath, name)); at >= 0 {
+				parts = append(parts, part{at, obj, content})
+			}
+		}
+	}
+	slices.SortFunc(parts, func(a, b part) int { return a.at - b.at })
+	var text []string
+	var from []string
+	for _, p := range parts {
+		text = append(text, p.s)
+		from = append(from, p.from)
+	}
+	return strings.Join(text, "\n"), from, len(parts) > 0
+}
+
 // TestDeployContainerUser checks that the pod runs as the image's user, so
 // that the image's config directory and the pod's volumes agree.
 func TestDeployContainerUser(t *testing.T) {
@@ -614,5 +716,150 @@ func TestDeployContainerUser(t *testing.T) {
 	decodeSpec(t, onlyOne(t, byKind, "Deployment"), &dep)
 	if got := strconv.Itoa(dep.Template.Spec.SecurityContext.RunAsUser); got != uid {
 		t.Errorf("the pod runs as uid %s, the image's USER is %s", got, uid)
+	}
+}
+
+// secretItems returns the names of the config items whose values must be
+// kept secret (passwords and hashes).
+func secretItems() []string {
+	var out []string
+	for _, it := range config.Items() {
+		if it.Secret() {
+			out = append(out, it.Name())
+		}
+	}
+	return out
+}
+
+// mentionsSecret returns the first secret item s names, or "".
+func mentionsSecret(s string) string {
+	s = strings.ToLower(s)
+	for _, name := range secretItems() {
+		if strings.Contains(s, name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// TestDeployKeepsSecretsOut checks that no deploy file puts a password
+// where others may read it: no ConfigMap names a password item (a
+// ConfigMap is readable by whoever may read the namespace's
+// configuration; passwords go in the Secret), and no command line (the
+// systemd unit's, the image's, any container's) nor a container's literal
+// environment names one (a command line is visible to every user of the
+// host). The Secret is mounted read-only by the init container that
+// writes obgate.conf and by no other container.
+func TestDeployKeepsSecretsOut(t *testing.T) {
+	if len(secretItems()) < 5 {
+		t.Fatalf("only %v are secret items; the check would miss passwords", secretItems())
+	}
+	u := readUnit(t, filepath.Join(deployDir, "systemd", "obgate.service"))
+	for key, lines := range u["Service"] {
+		if !strings.HasPrefix(key, "Exec") {
+			continue
+		}
+		for _, l := range lines {
+			if name := mentionsSecret(l); name != "" {
+				t.Errorf("obgate.service %s= names %s: a command line is readable by every user of the host", key, name)
+			}
+		}
+	}
+	cf := readContainerfile(t, filepath.Join(deployDir, "container", "Containerfile"))
+	for _, instr := range []string{"ENTRYPOINT", "CMD", "ENV", "ARG"} {
+		for _, v := range cf.all(instr) {
+			if name := mentionsSecret(v); name != "" {
+				t.Errorf("Containerfile %s names %s", instr, name)
+			}
+		}
+	}
+
+	byKind, _ := readManifests(t, filepath.Join(deployDir, "kubernetes"))
+	for _, cm := range byKind["ConfigMap"] {
+		for key, text := range cm.Data {
+			for _, line := range strings.Split(text, "\n") {
+				name, _, ok := strings.Cut(strings.TrimSpace(line), "=")
+				if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") {
+					continue
+				}
+				if it, ok := config.Lookup(name); ok && it.Secret() {
+					t.Errorf("ConfigMap %s, %s: %s belongs in a Secret", cm.Metadata.Name, key, it.Name())
+				}
+			}
+		}
+	}
+	var dep deploymentSpec
+	decodeSpec(t, onlyOne(t, byKind, "Deployment"), &dep)
+	pod := dep.Template.Spec
+	volumes := podVolumes(pod)
+	all := append(slices.Clone(pod.InitContainers), pod.Containers...)
+	for _, c := range all {
+		if name := mentionsSecret(strings.Join(append(slices.Clone(c.Command), c.Args...), " ")); name != "" {
+			t.Errorf("container %s's command line names %s", c.Name, name)
+		}
+		for _, e := range c.Env {
+			if name := mentionsSecret(e.Name + " " + e.Value); name != "" && e.ValueFrom == nil {
+				t.Errorf("container %s's environment %s holds %s in the manifest", c.Name, e.Name, name)
+			}
+		}
+	}
+
+	// The Secret holds the passwords, and only the init container that
+	// writes obgate.conf mounts it, read-only.
+	secret := onlyOne(t, byKind, "Secret")
+	objects := configObjects(t, byKind)
+	held := false
+	for _, text := range objects["secret:"+secret.Metadata.Name] {
+		held = held || mentionsSecret(text) != ""
+	}
+	if !held {
+		t.Errorf("Secret %s holds no password item", secret.Metadata.Name)
+	}
+	opts := parseObgateArgs(t, "container obgate", append([]string{"obgate"}, pod.Containers[0].Args...))
+	for _, c := range all {
+		for _, m := range c.VolumeMounts {
+			if volumes[m.Name] != "secret:"+secret.Metadata.Name {
+				continue
+			}
+			if _, _, writes := builtConfig(c, opts.Path(), volumes, objects); !writes {
+				t.Errorf("container %s mounts Secret %s but does not write %s from it", c.Name, secret.Metadata.Name, opts.Path())
+			}
+			if !m.ReadOnly {
+				t.Errorf("container %s mounts Secret %s writable", c.Name, secret.Metadata.Name)
+			}
+		}
+	}
+}
+
+// TestDeployHardening checks that every container of the pod runs
+// without privileges: no privilege escalation, a read-only root
+// filesystem, every capability dropped and none added; the pod runs as a
+// non-root user and without a service account token (obgate never calls
+// the Kubernetes API).
+func TestDeployHardening(t *testing.T) {
+	byKind, _ := readManifests(t, filepath.Join(deployDir, "kubernetes"))
+	var dep deploymentSpec
+	decodeSpec(t, onlyOne(t, byKind, "Deployment"), &dep)
+	pod := dep.Template.Spec
+	if !pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.RunAsUser == 0 {
+		t.Error("the pod may run as root; set runAsNonRoot and a runAsUser")
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Error("the pod gets a service account token it never uses; set automountServiceAccountToken: false")
+	}
+	for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		sc := c.SecurityContext
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("container %s: allowPrivilegeEscalation is not false", c.Name)
+		}
+		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+			t.Errorf("container %s: readOnlyRootFilesystem is not true", c.Name)
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			t.Errorf("container %s is privileged", c.Name)
+		}
+		if !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
+			t.Errorf("container %s: capabilities drop %v, add %v; want drop [ALL] and nothing added", c.Name, sc.Capabilities.Drop, sc.Capabilities.Add)
+		}
 	}
 }

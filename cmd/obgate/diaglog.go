@@ -16,6 +16,10 @@ const diagnosisFile = "obgate_diagnosis.log"
 // at max_log_file_size with log_dir kept under log_dir_size_threshold
 // (both read at every write, so ALTER PROXYCONFIG applies at once). With
 // log_dir empty the lines go to the main log. close flushes and closes it.
+// The file is created 0640 in a directory made 0750, and a symbolic link
+// or anything but a regular file in its place is an error (rotlog opens
+// it through internal/safefile): whoever may write log_dir must not be
+// able to point obgate's writes at another file.
 func openDiagnosis(store *config.Store, main *slog.Logger) (log *slog.Logger, path string, close func(), err error) {
 	cfg := store.Load()
 	if cfg.LogDir == "" {

@@ -72,7 +72,8 @@ func TestIdleConnections(t *testing.T) {
 	const n = 5000
 	for _, mode := range clientIOModes {
 		t.Run(mode, func(t *testing.T) {
-			p := startObgate(t, "", "-o", "client_io_mode="+mode)
+			// The live heap comes from /debug/pprof/heap, served only with enable_pprof.
+			p := startObgate(t, "", "-o", "client_io_mode="+mode, "-o", "enable_pprof=true")
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
 			rep, err := memory.MeasureIdle(ctx, memory.IdleOptions{

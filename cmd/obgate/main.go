@@ -18,7 +18,6 @@ import (
 	"os/signal"
 	"slices"
 	"syscall"
-	"time"
 
 	"obgate/admin"
 	"obgate/config"
@@ -69,21 +68,27 @@ func run(args []string) int {
 	// Warnings and errors are also kept in memory for SHOW WARNLOG.
 	warnings := warnlog.NewRing(warnlog.DefaultSize)
 	log := slog.New(warnlog.NewHandler(warnings, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	store.Subscribe(func(_, c *config.Config) { level.Set(c.LogLevel()) })
+	reg := metrics.New()
+	guard := newLoopGuard(log, reg)
+	store.Subscribe(guard.subscriber(func(_, c *config.Config) { level.Set(c.LogLevel()) }))
 	gov := newProcsGovernor(log)
 	gov.set(store.Load().GoMaxProcs)
-	store.Subscribe(func(old, c *config.Config) {
+	store.Subscribe(guard.subscriber(func(old, c *config.Config) {
 		if old == nil || old.GoMaxProcs != c.GoMaxProcs {
 			gov.set(c.GoMaxProcs)
 		}
-	})
+	}))
+	// Warnings name items and files, never a value: nothing secret is
+	// logged (SHOW PROXYCONFIG masks passwords; the file holds them).
 	for _, w := range store.Warnings() {
 		log.Warn("config file", "warning", w)
 	}
 	if slackErr != nil {
 		log.Warn("timer_slack not applied; obgate runs with the slack it was started with", "err", slackErr)
 	}
-	if err := serve(store, log, warnings, newUpgrader(log, store, args), gov); err != nil {
+	up := newUpgrader(log, store, args)
+	up.guard = guard
+	if err := serve(store, log, warnings, reg, guard, up, gov); err != nil {
 		log.Error("obgate stopped", "err", err)
 		return 1
 	}
@@ -91,8 +96,10 @@ func run(args []string) int {
 }
 
 // serve wires the parts together and runs until SIGTERM or SIGINT; gov
-// follows the server's load from then on.
-func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *upgrader, gov *procsGovernor) error {
+// follows the server's load from then on, and guard contains panics in
+// the loops serve starts.
+func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *metrics.Registry, guard *loopGuard,
+	up *upgrader, gov *procsGovernor) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
 	var clusters *route.Clusters
@@ -108,7 +115,6 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	default:
 		return fmt.Errorf("server_routing_mode=%s is not supported; use oceanbase or mysql", cfg.ServerRoutingMode)
 	}
-	reg := metrics.New()
 	diag, diagPath, closeDiag, err := openDiagnosis(store, log)
 	if err != nil {
 		// A log directory obgate cannot write must not keep it from
@@ -128,7 +134,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	}
 	stopGov := make(chan struct{})
 	defer close(stopGov)
-	go gov.run(srv.OffPollerIO, stopGov)
+	go gov.run(srv.OffPollerIO, stopGov, guard)
 	adm := admin.New(srv, reg, log)
 	adm.SetWarnLog(warnings)
 	srv.SetInterceptor(adm)
@@ -153,15 +159,16 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 				return err
 			}
 		}
-		mux := metricsMux(reg, probes{srv: srv, clusters: clusters})
+		pprofOn := func() bool { return store.Load().EnablePprof }
+		mux := metricsMux(reg, probes{srv: srv, clusters: clusters}, pprofOn)
 		handler := containHTTP(mux, reg.Counter(metrics.Panics, "where", "http").Inc, log)
-		metricsSrv = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		metricsSrv = newMetricsServer(handler, metricsLimits)
 		go func() {
 			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("metrics server stopped", "err", err)
 			}
 		}()
-		log.Info("metrics listening", "addr", mln.Addr().String())
+		log.Info("metrics listening", "addr", mln.Addr().String(), "pprof", cfg.EnablePprof)
 	}
 	if !cfg.EnablePrometheus && mln != nil {
 		mln.Close() // handed down by a parent that served metrics
@@ -176,7 +183,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	if hc := up.handoverFromParent(); hc != nil {
 		// The old process hands its sessions over on it once it commits.
 		go func() {
-			err := srv.AdoptSessions(hc)
+			err := adoptSessions(guard, func() error { return srv.AdoptSessions(hc) })
 			hc.Close()
 			log.Info("hot upgrade: the old process hands over no more sessions", "end", err)
 		}()
@@ -189,26 +196,27 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, up *up
 	usr2 := make(chan os.Signal, 1)
 	signal.Notify(usr2, syscall.SIGUSR2)
 	defer signal.Stop(usr2)
-wait:
-	for {
-		select {
-		case err := <-serveErr:
-			return err
-		case s := <-sig:
-			log.Info("stopping: draining sessions", "signal", s.String(), "timeout", store.Load().HotUpgradeExitTimeout)
-			break wait
-		case <-usr2:
-			log.Info("SIGUSR2: hot upgrade to the binary at " + up.exe)
-			up.signalUpgrade()
-		case why := <-up.exit:
-			if hc := up.handoverToChild(); hc != nil {
-				srv.HandOverSessions(hc)
-				log.Info("stopping: handing sessions over to the new process, draining the rest", "reason", why,
-					"timeout", store.Load().HotUpgradeExitTimeout)
-				break wait
-			}
-			log.Info("stopping: draining sessions", "reason", why, "timeout", store.Load().HotUpgradeExitTimeout)
-			break wait
+	stop := waitForStop(stopEvents{serveErr: serveErr, sig: sig, usr2: usr2, exit: up.exit}, guard, func() {
+		log.Info("SIGUSR2: hot upgrade to the binary at " + up.exe)
+		up.signalUpgrade()
+	})
+	switch {
+	case stop.err != nil:
+		return stop.err
+	case stop.signal != nil:
+		log.Info("stopping: draining sessions", "signal", stop.signal.String(), "timeout", store.Load().HotUpgradeExitTimeout)
+	default:
+		// Handing over is one call that must not take the process down
+		// with it: a panic there leaves the sessions to the drain.
+		handed := false
+		if hc := up.handoverToChild(); hc != nil {
+			handed = guard.do(whereSignals, func() { srv.HandOverSessions(hc) })
+		}
+		if handed {
+			log.Info("stopping: handing sessions over to the new process, draining the rest", "reason", stop.exit,
+				"timeout", store.Load().HotUpgradeExitTimeout)
+		} else {
+			log.Info("stopping: draining sessions", "reason", stop.exit, "timeout", store.Load().HotUpgradeExitTimeout)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), store.Load().HotUpgradeExitTimeout)

@@ -145,20 +145,24 @@ func (g *procsGovernor) observe(l load) {
 }
 
 // run samples the process every tick until stop is closed; io reports
-// the client I/O off the event loops (reactor.Server.OffPollerIO).
-func (g *procsGovernor) run(io offPollerIO, stop <-chan struct{}) {
+// the client I/O off the event loops (reactor.Server.OffPollerIO). Each
+// tick runs inside guard: a panic costs that tick's decision, and the
+// governor goes on with the next.
+func (g *procsGovernor) run(io offPollerIO, stop <-chan struct{}, guard *loopGuard) {
 	tick := time.NewTicker(governorTick)
 	defer tick.Stop()
 	s := newLoadSampler(io)
-	s.next(time.Now())
+	guard.do(whereGovernor, func() { s.next(time.Now()) })
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-tick.C:
-			if l, ok := s.next(now); ok {
-				g.observe(l)
-			}
+			guard.do(whereGovernor, func() {
+				if l, ok := s.next(now); ok {
+					g.observe(l)
+				}
+			})
 		}
 	}
 }

@@ -89,6 +89,9 @@ const (
 type upgrader struct {
 	log   *slog.Logger
 	store *config.Store
+	// guard contains panics on the upgrader's goroutines (set by main
+	// before anything starts; nil in tests that start none).
+	guard *loopGuard
 	exe   string   // obgate's path, resolved at startup
 	args  []string // the command line to start the child with
 	// exit receives the reason when this process must drain and exit
@@ -252,20 +255,13 @@ func (u *upgrader) serving() {
 
 // readParent follows the parent's messages in a child: "exit" (a
 // rollback: drain and exit), "commit"; the socket's end means the parent
-// is gone and this process serves alone.
+// is gone and this process serves alone. Each message is taken inside
+// the guard.
 func (u *upgrader) readParent(ctl net.Conn) {
 	sc := bufio.NewScanner(ctl)
 	for sc.Scan() {
-		switch sc.Text() {
-		case "exit":
-			u.log.Info("hot upgrade rolled back: this new process drains and exits")
-			u.mu.Lock()
-			u.state = stateRollingBack
-			u.mu.Unlock()
-			u.requestExit("rollback")
-		case "commit":
-			u.log.Info("hot upgrade committed: the old process drains; this one serves on")
-		}
+		msg := sc.Text()
+		u.guard.do(whereUpgradeParent, func() { u.parentSaid(msg) })
 	}
 	u.mu.Lock()
 	if u.state == stateNewProcess {
@@ -275,6 +271,20 @@ func (u *upgrader) readParent(ctl net.Conn) {
 	u.mu.Unlock()
 	ctl.Close()
 	u.log.Info("hot upgrade: the old process is gone; this one serves alone")
+}
+
+// parentSaid takes one message of the parent (readParent).
+func (u *upgrader) parentSaid(msg string) {
+	switch msg {
+	case "exit":
+		u.log.Info("hot upgrade rolled back: this new process drains and exits")
+		u.mu.Lock()
+		u.state = stateRollingBack
+		u.mu.Unlock()
+		u.requestExit("rollback")
+	case "commit":
+		u.log.Info("hot upgrade committed: the old process drains; this one serves on")
+	}
 }
 
 func (u *upgrader) requestExit(why string) {
@@ -341,7 +351,7 @@ func (u *upgrader) start(auto bool) error {
 		u.cmd = "hot_upgrade (SIGUSR2)"
 	}
 	u.state = stateStarting
-	go u.runChild(auto)
+	go u.guard.do(whereUpgradeChild, func() { u.runChild(auto) })
 	return nil
 }
 
@@ -421,16 +431,7 @@ func (u *upgrader) runChild(auto bool) {
 	u.mu.Unlock()
 	u.log.Info("hot upgrade: new process serves", "pid", proc.Pid)
 
-	// Commands the child passes on from its own administrators.
-	go func() {
-		for lines.Scan() {
-			if c := lines.Text(); c == "commit" || c == "rollback" {
-				if err := u.Command(c); err != nil {
-					u.log.Warn("hot upgrade: command from the new process not taken", "cmd", c, "err", err)
-				}
-			}
-		}
-	}()
+	go u.followChild(lines)
 	err = <-exited
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -449,6 +450,23 @@ func (u *upgrader) runChild(auto bool) {
 		u.lastErr = fmt.Sprintf("the new process exited before commit: %v", err)
 		u.state = stateNone
 		u.log.Warn("hot upgrade failed: "+u.lastErr, "upgrade_failures", u.failures)
+	}
+}
+
+// followChild takes the commands the child passes on from its own
+// administrators (commit, rollback), each inside the guard, until the
+// child's socket closes.
+func (u *upgrader) followChild(lines *bufio.Scanner) {
+	for lines.Scan() {
+		c := lines.Text()
+		u.guard.do(whereUpgradeChild, func() {
+			if c != "commit" && c != "rollback" {
+				return
+			}
+			if err := u.Command(c); err != nil {
+				u.log.Warn("hot upgrade: command from the new process not taken", "cmd", c, "err", err)
+			}
+		})
 	}
 }
 

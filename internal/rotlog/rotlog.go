@@ -4,6 +4,10 @@
 // rotated files of that name are removed until the log directory's files
 // together, with room for the new file to reach its limit, fit the
 // directory limit.
+//
+// Files are opened through internal/safefile: created 0640 in a directory
+// made 0750, and a symbolic link or a non-regular file in the log's place
+// is refused rather than written through.
 package rotlog
 
 import (
@@ -14,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"obgate/internal/safefile"
 )
 
 // Limits returns the current limits in bytes: the size of one file and of
@@ -35,11 +41,9 @@ type File struct {
 }
 
 // Open opens (appending) or creates the file at path, creating its
-// directory if needed.
+// directory if needed (safefile.OpenLog: a symbolic link at path is
+// refused).
 func Open(path string, limits Limits) (*File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
 	l := &File{path: path, limits: limits, now: time.Now}
 	if err := l.open(); err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func Open(path string, limits Limits) (*File, error) {
 }
 
 func (l *File) open() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := safefile.OpenLog(l.path)
 	if err != nil {
 		return err
 	}
@@ -134,9 +138,9 @@ func (l *File) prune(limit int64) {
 			return
 		}
 		p := filepath.Join(dir, name)
-		info, err := os.Stat(p)
-		if err != nil {
-			continue
+		info, err := os.Lstat(p)
+		if err != nil || !info.Mode().IsRegular() {
+			continue // not one of ours: a link or whatever else is left alone
 		}
 		if os.Remove(p) == nil {
 			total -= info.Size()

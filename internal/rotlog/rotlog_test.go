@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,5 +74,60 @@ func TestLimitsApplyWhileOpen(t *testing.T) {
 	l.Write([]byte("0123456789\n"))
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Fatalf("a lowered limit did not rotate: %d files", len(ents))
+	}
+}
+
+// TestRefusesSymlink: a symbolic link where the log goes is refused, and
+// the file it points to is not written.
+func TestRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "diag.log")
+	if err := os.Symlink(victim, p); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Open(p, func() (int64, int64) { return 0, 0 }); err == nil {
+		l.Write([]byte("written through the link\n"))
+		l.Close()
+		t.Fatal("Open followed a symbolic link")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+		t.Errorf("the link's target now holds %q", b)
+	}
+}
+
+// TestRotatedFileMode: a log started by a rotation is created 0640, as
+// the first one.
+func TestRotatedFileMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sub", "diag.log")
+	l, err := Open(p, func() (int64, int64) { return 20, 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for range 3 {
+		if _, err := l.Write([]byte("0123456789abcde\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := os.ReadDir(filepath.Dir(p))
+	if err != nil || len(ents) < 2 {
+		t.Fatalf("want the log and rotated copies, got %d entries, %v", len(ents), err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o640 {
+		t.Errorf("the log after a rotation has mode %v, want 0640", st.Mode().Perm())
+	}
+	if st, _ := os.Stat(filepath.Dir(p)); st.Mode().Perm() != 0o750 {
+		t.Errorf("the log directory has mode %v, want 0750", st.Mode().Perm())
 	}
 }

@@ -33,6 +33,12 @@ func DialRaw(addr string, limit time.Duration) (*RawConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return RawOver(conn, limit)
+}
+
+// RawOver is DialRaw on a connection the caller opened (from a chosen
+// local address, say); it closes conn when the greeting cannot be read.
+func RawOver(conn net.Conn, limit time.Duration) (*RawConn, error) {
 	c := &RawConn{Conn: conn, r: bufio.NewReader(conn)}
 	p, _, err := c.ReadPacket(limit)
 	if err != nil {

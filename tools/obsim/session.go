@@ -271,6 +271,7 @@ func (s *session) login() error {
 		}
 	}
 	entry := LogEntry{Command: "login", SQL: resp.User, User: id.user, Tenant: id.tenant, Database: resp.Database}
+	entry.ClientIP, _ = resp.Attr(mysqlproto.AttrClientIP)
 
 	// The scramble the client's token was computed against.
 	verifyScramble := s.scramble

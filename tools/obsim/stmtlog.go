@@ -20,6 +20,10 @@ type LogEntry struct {
 	User     string `json:"user"`
 	Tenant   string `json:"tenant"`
 	Database string `json:"database,omitempty"`
+	// ClientIP is, on a login entry, the client address the login named
+	// (__client_ip, which an OBServer takes as the session's client
+	// address for its IP allow list); empty when it named none.
+	ClientIP string `json:"client_ip,omitempty"`
 	// Command is "login", "query", "prepare", "execute", "init_db",
 	// "change_user", "reset_connection", "set_option" or the command name.
 	Command string `json:"command"`

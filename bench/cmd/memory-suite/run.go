@@ -269,7 +269,9 @@ func startProxy(ctx context.Context, cfg config, srv *mariadbd.Server, name, tag
 			"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "--config-dir", confDir,
 			"-o", "client_io_mode=" + clientIOMode(name),
 			// odp_request_byte, read for the bytes in flight, is an extra family.
-			"-o", "enable_extra_prometheus_metric=true"}
+			"-o", "enable_extra_prometheus_metric=true",
+			// The idle measurement reads /debug/pprof/heap, off by default.
+			"-o", "enable_pprof=true"}
 		if p.proc, err = suite.StartProcess(name, filepath.Join(outDir, "logs", name+"-"+tag+".log"), argv...); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,107 @@
+package reactor
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"obgate/config"
+	"obgate/mysqlproto"
+	"obgate/route"
+)
+
+// adminLogin authenticates root@proxysys (or inspector@proxysys) against
+// obproxy_sys_password (inspector_password): SHA1 hex of the password,
+// checked as mysql_native_password against a scramble of this session
+// alone. Who may try, and how often, is adminguard.go's.
+func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse, cfg *config.Config) error {
+	var stored string
+	switch s.identity.User {
+	case route.UserRoot:
+		stored = cfg.ObproxySysPassword
+	case route.UserInspector:
+		stored = cfg.InspectorPassword
+	default:
+		return s.denyLogin(cpio, resp, "unknown proxysys user")
+	}
+	src := ipOf(s.clientAddr)
+	now := time.Now()
+	if wait := s.srv.adminFailures.blockedFor(src, now); wait > 0 {
+		s.srv.metrics.refusedAdmin.Inc()
+		msg := fmt.Sprintf("Host '%s' is blocked because of many failed %s@proxysys logins; try again in %s",
+			hostOnly(s.clientAddr), s.identity.User, wait.Round(time.Second))
+		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHostIsBlocked, "%s", msg).AppendPacket(nil))
+		return quit(QuitAuthFailed, errors.New("administrator logins from this address are blocked after repeated failures"))
+	}
+	denied := func(why string) error {
+		s.srv.adminFailures.fail(src, now)
+		return s.denyLogin(cpio, resp, why)
+	}
+	switch {
+	case stored == "" && !src.IsLoopback():
+		return denied(s.identity.User + "@proxysys has no password set, so it logs in from loopback addresses only")
+	case stored != "" && !cfg.SkipProxySysPrivateCheck && !isPrivateAddr(s.clientAddr):
+		return denied("proxysys login from a public address")
+	}
+	token, scramble, err := s.adminToken(cpio, greet, resp)
+	if err != nil {
+		return err
+	}
+	stage1, err := hex.DecodeString(stored)
+	if err != nil {
+		return denied("stored password is not SHA1 hex")
+	}
+	if !mysqlproto.VerifyNativeStage1(scramble, token, stage1) {
+		return denied("wrong password")
+	}
+	s.mu.Lock() // Info and KILL from other sessions read it
+	s.admin = true
+	s.mu.Unlock()
+	s.status = mysqlproto.StatusAutocommit
+	ok := mysqlproto.AppendOK(nil, mysqlproto.OK{Status: s.status}, s.caps)
+	if err := cpio.WritePacketFlush(ok); err != nil {
+		return quit(QuitClientNetwork, err)
+	}
+	_ = s.rawConn.SetDeadline(time.Time{})
+	return nil
+}
+
+// adminToken returns the client's mysql_native_password token and the
+// scramble it answers. The greeting's scramble serves when it was this
+// session's own; when it was ODP's fixed one (enable_proxy_scramble off)
+// or the client answered with another plugin, obgate asks again with a
+// new random scramble (an auth switch), so that a token read off the
+// network is worth nothing to a replay. A client that cannot switch
+// (no CLIENT_PLUGIN_AUTH) is checked against the greeting's scramble.
+func (s *Session) adminToken(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (token, scramble []byte, err error) {
+	token, scramble = resp.AuthResponse, greet.AuthData
+	otherPlugin := resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword
+	if !otherPlugin && !bytes.Equal(scramble, fixedScramble) {
+		return token, scramble, nil
+	}
+	if !resp.Capability.Has(mysqlproto.ClientPluginAuth) {
+		return token, scramble, nil
+	}
+	scramble = mysqlproto.NewScramble()
+	sw := mysqlproto.AuthSwitchRequest{Plugin: mysqlproto.AuthNativePassword, Data: scramble}
+	if err := cpio.WritePacketFlush(sw.Append(nil)); err != nil {
+		return nil, nil, quit(QuitClientNetwork, err)
+	}
+	p, err := cpio.ReadPacket()
+	if err != nil {
+		return nil, nil, quit(handshakeQuitSource(err), err)
+	}
+	return p, scramble, nil
+}
+
+// ipOf is the IP of a host:port; the zero Addr when it has none.
+func ipOf(hostport string) netip.Addr {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}

@@ -1,0 +1,68 @@
+package reactor
+
+// In mysql routing mode obgate greets clients before it dials a server
+// (mysql_login.go), in the image of the servers' own greeting: version,
+// capabilities, character set and default auth plugin, as the last
+// server session obgate opened was greeted with. Until one is known,
+// a login waits up to greetingVersionWait for the one look obgate takes
+// at a server when it starts serving (learnGreetingOnce): one handshake
+// it does not finish, once per process, not one per client.
+
+import (
+	"context"
+	"time"
+
+	"obgate/mysqlproto"
+)
+
+// learnMySQLGreeting keeps h, a server's greeting, as the image of the
+// next client greetings. Any goroutine.
+func (srv *Server) learnMySQLGreeting(h *mysqlproto.Handshake) {
+	if h == nil {
+		return
+	}
+	c := *h
+	c.AuthData = nil // never sent: every client gets its own scramble
+	srv.mysqlGreeting.Store(&c)
+}
+
+// learnGreetingOnce looks at the first server that answers, in the
+// background, when serving starts in mysql routing mode.
+func (srv *Server) learnGreetingOnce() {
+	cfg := srv.cfg.Load()
+	if cfg.ServerRoutingMode != "mysql" {
+		return
+	}
+	srv.greetingLook.Do(func() {
+		srv.greetingKnown = make(chan struct{})
+		go func() {
+			defer close(srv.greetingKnown)
+			srv.guarded(panicGreetingLook, 0, func() {
+				ctx, cancel := context.WithTimeout(context.Background(), cfg.ShortAsyncTaskTimeout)
+				defer cancel()
+				be, h, _, err := srv.dialFirst(ctx, serverAddrs(cfg))
+				if err != nil {
+					srv.log.Info("no server greeted yet; clients are greeted as obgate until one does", "err", err)
+					return
+				}
+				be.close()
+				srv.learnMySQLGreeting(h)
+			})
+		}()
+	})
+}
+
+// awaitMySQLGreeting waits, up to greetingVersionWait, for the first
+// look at a server while no server's greeting is known.
+func (srv *Server) awaitMySQLGreeting(ctx context.Context) {
+	if srv.mysqlGreeting.Load() != nil || srv.greetingKnown == nil {
+		return
+	}
+	t := time.NewTimer(greetingVersionWait)
+	defer t.Stop()
+	select {
+	case <-srv.greetingKnown:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
