@@ -141,7 +141,7 @@ func (m *Monitor) probeAndApply(e *Entry, t Target, why probeWhy, cfg *config.Co
 		case <-ctx.Done():
 		}
 	}()
-	err := probe(ctx, t, cfg)
+	err := probe(ctx, t, cfg, m.serverTLS)
 	m.metrics.probe(err == nil)
 	if err == nil {
 		m.probeSucceeded(e, cfg)

@@ -3,6 +3,7 @@ package health
 import (
 	"log/slog"
 	"maps"
+	"obgate/internal/tlsconf"
 	"slices"
 	"strings"
 	"sync"
@@ -20,11 +21,13 @@ import (
 // TableChanged; the detect task (Start) probes servers in the background.
 // Safe for concurrent use; Available answers from atomic loads only.
 type Monitor struct {
-	cfg     *config.Store
-	log     *slog.Logger
-	diag    *slog.Logger // the diagnosis log (SetDiagnosis); nil for none
-	now     func() time.Time
-	metrics *monitorMetrics
+	cfg  *config.Store
+	log  *slog.Logger
+	diag *slog.Logger // the diagnosis log (SetDiagnosis); nil for none
+	// serverTLS is the login probes' TLS (SetServerTLS); nil: in clear.
+	serverTLS tlsconf.ServerFunc
+	now       func() time.Time
+	metrics   *monitorMetrics
 
 	// entries is copied on write: entries are added rarely (a server's
 	// first appearance), read on every routing decision without a lock.
@@ -59,6 +62,11 @@ func (m *Monitor) SetLogger(l *slog.Logger) {
 		m.log = l
 	}
 }
+
+// SetServerTLS sets the TLS configuration of the probes that log in
+// (server_detect_mode=3), the one of every connection to servers
+// (enable_server_ssl); call before Start. nil probes in clear.
+func (m *Monitor) SetServerTLS(f tlsconf.ServerFunc) { m.serverTLS = f }
 
 // SetDiagnosis sets the diagnosis log, which gets a line for every list
 // change while connection_diagnosis_option bit 1 is set; call before

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/tlsconf"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -23,7 +24,7 @@ const detectStatement = "select 'detect server alive' from dual"
 // then logs in as proxyro@sys and runs detectStatement, each round trip
 // within detect_server_timeout, so a slow but working server is never
 // failed for adding up round trips.
-func probe(ctx context.Context, t Target, cfg *config.Config) error {
+func probe(ctx context.Context, t Target, cfg *config.Config, serverTLS tlsconf.ServerFunc) error {
 	timeout := cfg.DetectServerTimeout
 	d := net.Dialer{Timeout: timeout}
 	conn, err := d.DialContext(ctx, "tcp", t.Addr)
@@ -34,7 +35,7 @@ func probe(ctx context.Context, t Target, cfg *config.Config) error {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	if cfg.ServerDetectMode >= 3 && t.Cluster != nil {
-		return loginProbe(conn, cfg)
+		return loginProbe(conn, cfg, t.Addr, serverTLS)
 	}
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	greeting, err := mysqlproto.NewPacketIO(conn, conn).ReadPacket()
@@ -51,8 +52,9 @@ func probe(ctx context.Context, t Target, cfg *config.Config) error {
 	return err
 }
 
-// loginProbe logs in as proxyro@sys on conn and runs detectStatement.
-func loginProbe(conn net.Conn, cfg *config.Config) error {
+// loginProbe logs in as proxyro@sys on conn to addr and runs
+// detectStatement, over TLS as enable_server_ssl says (serverTLS).
+func loginProbe(conn net.Conn, cfg *config.Config, addr string, serverTLS tlsconf.ServerFunc) error {
 	timeout := cfg.DetectServerTimeout
 	var stage1 []byte
 	if cfg.ObserverSysPassword != "" {
@@ -65,14 +67,27 @@ func loginProbe(conn net.Conn, cfg *config.Config) error {
 	// The handshake and the login answer are two round trips, each with
 	// its own deadline.
 	_ = conn.SetDeadline(time.Now().Add(timeout))
-	cl, err := mysqlproto.NewClient(conn, mysqlproto.ClientOptions{
+	opts := mysqlproto.ClientOptions{
 		User:           route.UserProxyRO + "@" + route.TenantSys,
 		PasswordStage1: stage1,
 		Attrs:          []mysqlproto.ConnAttr{{Key: mysqlproto.AttrProxyVersion, Value: "obgate"}},
 		OnHandshake: func(*mysqlproto.Handshake, *mysqlproto.HandshakeResponse) {
 			_ = conn.SetDeadline(time.Now().Add(timeout))
 		},
-	})
+	}
+	if serverTLS != nil {
+		c, required, err := serverTLS(cfg, addr)
+		if err != nil {
+			// obgate's own TLS files: not the server's failure.
+			return nil
+		}
+		opts.TLS, opts.TLSOptional = c, !required
+	}
+	cl, err := mysqlproto.NewClient(conn, opts)
+	if errors.Is(err, mysqlproto.ErrServerNoTLS) {
+		// obgate's settings refuse it (server_ssl_verify); it answered.
+		return nil
+	}
 	if err != nil {
 		return answered(fmt.Errorf("detect login: %w", err))
 	}

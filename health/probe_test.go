@@ -69,7 +69,7 @@ func TestProbeNeedsAHandshakeInTime(t *testing.T) {
 	m, _ := testMonitor(t, "detect_server_timeout", timeout.String())
 	cfg := m.cfg.Load()
 	ok := listen(t, greet)
-	if err := probe(context.Background(), Target{Addr: ok}, cfg); err != nil {
+	if err := probe(context.Background(), Target{Addr: ok}, cfg, nil); err != nil {
 		t.Fatalf("server that greets: %v", err)
 	}
 	// A server that accepts the connection and never greets: the probe
@@ -82,7 +82,7 @@ func TestProbeNeedsAHandshakeInTime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*timeout)
 	defer cancel()
 	start := time.Now()
-	err := probe(ctx, Target{Addr: hung}, cfg)
+	err := probe(ctx, Target{Addr: hung}, cfg, nil)
 	took := time.Since(start)
 	if err == nil {
 		t.Fatal("server that never greets passed the probe")
@@ -97,7 +97,7 @@ func TestProbeNeedsAHandshakeInTime(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := ln.Addr().String()
 	ln.Close()
-	if err := probe(context.Background(), Target{Addr: refused}, cfg); err == nil {
+	if err := probe(context.Background(), Target{Addr: refused}, cfg, nil); err == nil {
 		t.Fatal("refused connection passed the probe")
 	}
 }

@@ -24,8 +24,12 @@ type ClientOptions struct {
 	// Capability is what the client asks for; zero means DefaultClientCapability.
 	Capability Capability
 	Charset    byte
-	// TLS, when set, upgrades the connection with an SSLRequest.
+	// TLS, when set, upgrades the connection with an SSLRequest; a server
+	// that offers no TLS is refused, unless TLSOptional.
 	TLS *tls.Config
+	// TLSOptional goes on in clear with a server that offers no TLS
+	// (enable_server_ssl's "try best" without server_ssl_verify).
+	TLSOptional bool
 	// OnHandshake may inspect the server's greeting and change the response
 	// before it is sent (for example to add connect attributes that depend
 	// on the server's connection id).
@@ -33,6 +37,9 @@ type ClientOptions struct {
 	// MaxPacket bounds packets read from the server (DefaultMaxPacket if 0).
 	MaxPacket int
 }
+
+// ErrServerNoTLS: the server offers no TLS, and the client requires it.
+var ErrServerNoTLS = errors.New("mysqlproto: server does not support TLS")
 
 // DefaultClientCapability is what the internal client asks for.
 const DefaultClientCapability = ClientLongPassword | ClientLongFlag | ClientProtocol41 |
@@ -118,10 +125,10 @@ func (c *Client) login(opts ClientOptions) error {
 	if charset == 0 {
 		charset = byte(CharsetUTF8MB4)
 	}
-	if opts.TLS != nil {
-		if !h.Capability.Has(ClientSSL) {
-			return errors.New("mysqlproto: server does not support TLS")
-		}
+	if opts.TLS != nil && !h.Capability.Has(ClientSSL) && !opts.TLSOptional {
+		return ErrServerNoTLS
+	}
+	if opts.TLS != nil && h.Capability.Has(ClientSSL) {
 		c.Caps |= ClientSSL
 		if err := c.pio.WritePacketFlush(AppendSSLRequest(nil, c.Caps, 1<<24, charset)); err != nil {
 			return err

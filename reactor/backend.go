@@ -171,14 +171,14 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	entry := srv.health.Entry(c, addr)
 	timeout := min(cfg.ShortAsyncTaskTimeout, cfg.DetectServerTimeout)
 	start := time.Now()
-	tlsCfg, err := srv.serverTLS(cfg, addr)
+	tlsCfg, required, err := srv.tls.server.For(cfg, addr)
 	if err != nil {
 		// obgate's own files, not the server's failure.
 		return nil, nil, nil, err
 	}
 	be, h, pio, err := srv.dialServer(ctx, addr, serverDialer(cfg, timeout), tlsCfg == nil)
 	if err == nil {
-		err = be.planTLS(h, tlsCfg, serverTLSRequired(cfg))
+		err = be.planTLS(h, tlsCfg, required)
 	}
 	switch {
 	case err == nil:

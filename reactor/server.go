@@ -13,6 +13,7 @@ import (
 
 	"obgate/config"
 	"obgate/health"
+	"obgate/internal/tlsconf"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -47,6 +48,10 @@ type Options struct {
 	Health *health.Monitor
 	// Diagnosis receives the diagnosis log (diag.go); nil writes none.
 	Diagnosis *slog.Logger
+	// ServerTLS is the TLS configuration towards servers, shared with the
+	// side connections (give the same to route.NewClusters); nil gets one
+	// of the Server's own.
+	ServerTLS *tlsconf.Server
 	// SessionIDs, when set, replaces proxy_id in the session ids: a hot
 	// upgrade's new process gets its parent's, with the upgrade bit
 	// flipped.
@@ -128,8 +133,14 @@ func NewServer(opts Options) (*Server, error) {
 		health:      opts.Health,
 		diag:        opts.Diagnosis,
 	}
+	serverTLS := opts.ServerTLS
+	if serverTLS == nil {
+		serverTLS = tlsconf.NewServer(opts.Logger)
+	}
+	srv.tls.init(serverTLS)
 	if srv.health == nil {
 		srv.health = health.NewMonitor(opts.Config)
+		srv.health.SetServerTLS(serverTLS.For)
 		srv.ownHealth = true
 	}
 	srv.router = route.NewRouter(srv.health)
@@ -172,9 +183,8 @@ func NewServer(opts Options) (*Server, error) {
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}
-	srv.tls.init()
 	if cfg.EnableClientSSL {
-		if _, err := srv.tls.client.get(srv.log, cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile); err != nil {
+		if _, err := srv.tls.client.Get(srv.log, cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile); err != nil {
 			return nil, fmt.Errorf("reactor: load client TLS certificate: %w", err)
 		}
 	}

@@ -63,8 +63,17 @@ func (u *userHashes) refresh(srv *Server) {
 		stage1 = b
 	}
 	for _, addr := range serverAddrs(cfg) {
+		opts := mysqlproto.ClientOptions{User: cfg.MySQLHashReaderUser, PasswordStage1: stage1}
+		tlsCfg, required, err := srv.tls.server.For(cfg, addr)
+		if err != nil {
+			u.lastErr = err
+			continue
+		}
+		// As every connection to the servers (enable_server_ssl): this
+		// one carries a password hash reader's login and the hashes.
+		opts.TLS, opts.TLSOptional = tlsCfg, !required
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShortAsyncTaskTimeout)
-		cl, err := mysqlproto.Dial(ctx, addr, mysqlproto.ClientOptions{User: cfg.MySQLHashReaderUser, PasswordStage1: stage1})
+		cl, err := mysqlproto.Dial(ctx, addr, opts)
 		cancel()
 		if err != nil {
 			u.lastErr = err

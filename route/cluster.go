@@ -70,6 +70,7 @@ type Cluster struct {
 	stopped sync.WaitGroup
 	gen     atomic.Uint64
 	panics  *panicHook // the Clusters' hook; nil for a cluster outside one
+	tls     *tlsHook   // the Clusters' TLS towards servers; nil for a cluster outside one
 	// observer is the Clusters' table observer; nil outside one.
 	observer *observerHook
 }
@@ -296,13 +297,18 @@ func (c *Cluster) dialProxyRO(ctx context.Context, cfg *config.Config, addr stri
 	var err error
 	for i, stage1 := range passwords {
 		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
-		var cl *mysqlproto.Client
-		cl, err = mysqlproto.Dial(dctx, addr, mysqlproto.ClientOptions{
+		opts := mysqlproto.ClientOptions{
 			User:           UserProxyRO + "@" + TenantSys,
 			PasswordStage1: stage1,
 			Database:       "oceanbase",
 			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
-		})
+		}
+		if opts.TLS, opts.TLSOptional, err = c.serverTLS(cfg, addr); err != nil {
+			cancel()
+			return nil, err
+		}
+		var cl *mysqlproto.Client
+		cl, err = mysqlproto.Dial(dctx, addr, opts)
 		cancel()
 		if err == nil {
 			if i > 0 {

@@ -23,6 +23,7 @@ type Clusters struct {
 	closed   bool
 
 	panics   panicHook    // see SetPanicHook
+	tls      tlsHook      // see SetServerTLS
 	observer observerHook // see SetTableObserver
 }
 
@@ -58,6 +59,7 @@ func NewClusters(cfg *config.Store, log *slog.Logger) (*Clusters, error) {
 func (cs *Clusters) add(name string, rs []string) {
 	cl := newCluster(name, -1, rs, cs.cfg, cs.log)
 	cl.panics = &cs.panics
+	cl.tls = &cs.tls
 	cl.observer = &cs.observer
 	cs.m[name] = cl
 	cl.start()

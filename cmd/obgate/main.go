@@ -21,6 +21,7 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
+	"obgate/internal/tlsconf"
 	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
@@ -102,6 +103,9 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *m
 	up *upgrader, gov *procsGovernor) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
+	// One TLS configuration towards servers for server sessions and the
+	// side connections (the proxyro@sys metadata login, probes).
+	serverTLS := tlsconf.NewServer(log)
 	var clusters *route.Clusters
 	switch cfg.ServerRoutingMode {
 	case "mysql":
@@ -110,6 +114,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *m
 		if err != nil {
 			return err
 		}
+		cs.SetServerTLS(serverTLS.For)
 		clusters = cs
 		defer clusters.Close()
 	default:
@@ -128,7 +133,7 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *m
 		return err
 	}
 	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version,
-		Clusters: clusters, SessionIDs: ids})
+		Clusters: clusters, SessionIDs: ids, ServerTLS: serverTLS})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
+	"obgate/internal/tlsconf"
 	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
@@ -96,17 +97,19 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 	log := slog.New(warnlog.NewHandler(warnings, NewLogger(tb).Handler()))
 	store := config.NewStore(cfg)
 	reg := metrics.New()
+	serverTLS := tlsconf.NewServer(log)
 	var clusters *route.Clusters
 	if cfg.ServerRoutingMode != "mysql" {
 		cs, err := route.NewClusters(store, log)
 		if err != nil {
 			tb.Fatalf("testkit: route.NewClusters: %v", err)
 		}
+		cs.SetServerTLS(serverTLS.For)
 		clusters = cs
 		tb.Cleanup(cs.Close)
 	}
 	diag := new(diagBuffer)
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag.logger(), Version: ProxyVersion, Clusters: clusters})
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag.logger(), Version: ProxyVersion, Clusters: clusters, ServerTLS: serverTLS})
 	if err != nil {
 		tb.Fatalf("testkit: reactor.NewServer: %v", err)
 	}

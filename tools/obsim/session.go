@@ -272,6 +272,7 @@ func (s *session) login() error {
 	}
 	entry := LogEntry{Command: "login", SQL: resp.User, User: id.user, Tenant: id.tenant, Database: resp.Database}
 	entry.ClientIP, _ = resp.Attr(mysqlproto.AttrClientIP)
+	entry.TLS = s.cipher != ""
 
 	// The scramble the client's token was computed against.
 	verifyScramble := s.scramble

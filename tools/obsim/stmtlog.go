@@ -24,6 +24,8 @@ type LogEntry struct {
 	// (__client_ip, which an OBServer takes as the session's client
 	// address for its IP allow list); empty when it named none.
 	ClientIP string `json:"client_ip,omitempty"`
+	// TLS is, on a login entry, whether the login came over TLS.
+	TLS bool `json:"tls,omitempty"`
 	// Command is "login", "query", "prepare", "execute", "init_db",
 	// "change_user", "reset_connection", "set_option" or the command name.
 	Command string `json:"command"`

@@ -1,4 +1,4 @@
-package reactor
+package tlsconf
 
 // PEM files that TLS reads, reloaded when they change on disk: the client
 // certificate (enable_client_ssl) and the CA, certificate and key used
@@ -23,12 +23,12 @@ import (
 	"obgate/internal/safefile"
 )
 
-// reloadingFiles holds a value built from the contents of some files and
+// Reloading holds a value built from the contents of some files and
 // builds it again when their names or contents change. Its methods are
 // safe for concurrent use.
-type reloadingFiles[T any] struct {
-	what  string // names the value in log lines and errors
-	build func(contents [][]byte) (T, error)
+type Reloading[T any] struct {
+	What  string // names the value in log lines and errors
+	Build func(contents [][]byte) (T, error)
 
 	mu       sync.Mutex
 	paths    []string
@@ -38,12 +38,12 @@ type reloadingFiles[T any] struct {
 	lastErr  string // the failure last logged, to log each one once
 }
 
-// get returns the value built from the files at paths, read now (an empty
+// Get returns the value built from the files at paths, read now (an empty
 // path stands for no file: its content is nil). When they
 // cannot be read or built, it logs why once and returns the last good
 // value, from whichever paths; with none it returns the error. Each
 // distinct failure is logged once.
-func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
+func (r *Reloading[T]) Get(log *slog.Logger, paths ...string) (T, error) {
 	contents := make([][]byte, len(paths))
 	var err error
 	for i, p := range paths {
@@ -61,19 +61,19 @@ func (r *reloadingFiles[T]) get(log *slog.Logger, paths ...string) (T, error) {
 	}
 	var v T
 	if err == nil {
-		v, err = r.build(contents)
+		v, err = r.Build(contents)
 	}
 	if err == nil {
 		r.paths, r.contents, r.val, r.ok, r.lastErr = slices.Clone(paths), contents, v, true, ""
 		return v, nil
 	}
-	err = fmt.Errorf("%s: %w", r.what, err)
+	err = fmt.Errorf("%s: %w", r.What, err)
 	if msg := err.Error(); msg != r.lastErr {
 		r.lastErr = msg
 		if r.ok {
-			log.Warn("TLS files could not be loaded; the last good ones stay in use", "what", r.what, "paths", paths, "err", err)
+			log.Warn("TLS files could not be loaded; the last good ones stay in use", "what", r.What, "paths", paths, "err", err)
 		} else {
-			log.Warn("TLS files could not be loaded", "what", r.what, "paths", paths, "err", err)
+			log.Warn("TLS files could not be loaded", "what", r.What, "paths", paths, "err", err)
 		}
 	}
 	if r.ok {
