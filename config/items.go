@@ -178,7 +178,7 @@ var itemTable = []Item{
 		doc: "Send clients a random scramble per session (passed on to servers as __proxy_scramble) instead of ODP's fixed one; obgate defaults to true (ODP: false), since with a fixed scramble one login read off the network can be replayed. root@proxysys logins get a random scramble either way.",
 		ref: boolRef(func(c *Config) *bool { return &c.EnableProxyScramble })},
 	{name: "mysql_version", def: "", level: LevelUser,
-		doc: "Server version string in the handshake obgate sends clients (and in @@version for root@proxysys). Empty (obgate's default; ODP's is 5.6.25): the version the cluster's servers greet with, such as 5.7.25-OceanBase_CE-v4.2.1.0, or 5.7.25 until one is known; in mysql routing mode the server's own greeting passes through.",
+		doc: "Server version string in the handshake obgate sends clients (and in @@version for root@proxysys). Empty (obgate's default; ODP's is 5.6.25): the version the cluster's servers greet with, such as 5.7.25-OceanBase_CE-v4.2.1.0, or 5.7.25 until one is known; in mysql routing mode the version the servers greet with (obgate greets clients in the image of the servers' greeting).",
 		ref: strRef(func(c *Config) *string { return &c.MySQLVersion })},
 	{name: "username_separator", def: ":;-;.", level: LevelSys, check: checkSeparators,
 		doc: "';'-separated characters accepted between cluster, tenant and user in cluster:tenant:user logins.",
