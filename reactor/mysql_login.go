@@ -28,6 +28,7 @@ import (
 func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	s := m.s
 	srv := s.srv
+	srv.learnGreetingOnce()
 	srv.awaitMySQLGreeting(ctx)
 	greet := m.greeting(srv.mysqlGreeting.Load(), cfg)
 	cpio, first, resp, err := s.greetAndRead(ctx, greet)

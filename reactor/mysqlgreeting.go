@@ -5,8 +5,9 @@ package reactor
 // capabilities, character set and default auth plugin, as the last
 // server session obgate opened was greeted with. Until one is known,
 // a login waits up to greetingVersionWait for the one look obgate takes
-// at a server when it starts serving (learnGreetingOnce): one handshake
-// it does not finish, once per process, not one per client.
+// at a server when its first client arrives (learnGreetingOnce): one
+// handshake it does not finish, once per process, not one per client;
+// and none at all while no client comes.
 
 import (
 	"context"
@@ -27,10 +28,11 @@ func (srv *Server) learnMySQLGreeting(h *mysqlproto.Handshake) {
 }
 
 // learnGreetingOnce looks at the first server that answers, in the
-// background, when serving starts in mysql routing mode.
+// background, the first time a client arrives in mysql routing mode. Any
+// login goroutine; awaitMySQLGreeting waits for it.
 func (srv *Server) learnGreetingOnce() {
 	cfg := srv.cfg.Load()
-	if cfg.ServerRoutingMode != "mysql" {
+	if cfg.ServerRoutingMode != "mysql" || srv.mysqlGreeting.Load() != nil {
 		return
 	}
 	srv.greetingLook.Do(func() {
@@ -55,7 +57,7 @@ func (srv *Server) learnGreetingOnce() {
 // awaitMySQLGreeting waits, up to greetingVersionWait, for the first
 // look at a server while no server's greeting is known.
 func (srv *Server) awaitMySQLGreeting(ctx context.Context) {
-	if srv.mysqlGreeting.Load() != nil || srv.greetingKnown == nil {
+	if srv.mysqlGreeting.Load() != nil {
 		return
 	}
 	t := time.NewTimer(greetingVersionWait)

@@ -233,7 +233,6 @@ func (srv *Server) Serve(ln net.Listener) error {
 	}
 	srv.listeners = append(srv.listeners, ln)
 	srv.mu.Unlock()
-	srv.learnGreetingOnce()
 	guard := newAcceptGuard(srv)
 	defer guard.close()
 	for {
