@@ -1,8 +1,9 @@
 package reactor
 
-// The login of mysql routing mode: the server's greeting relayed, the
-// client's login sent on to the server, and what the session keeps to log
-// in elsewhere later (mysql_move.go).
+// The login of mysql routing mode: obgate's greeting in the servers'
+// image, the client's login sent on to the server with its token asked
+// again for the server's scramble, and what the session keeps to log in
+// elsewhere later (mysql_move.go).
 
 import (
 	"context"
