@@ -56,9 +56,10 @@ type Bound struct {
 	paused atomic.Bool
 	want   atomic.Int64 // bytes the consumer waits for, 0 when not waiting
 
-	mu     sync.Mutex
-	dead   bool // under mu: the connection is closing
-	frozen bool // under mu: Freeze stopped reading until Thaw
+	mu      sync.Mutex
+	dead    bool // under mu: the connection is closing
+	frozen  bool // under mu: Freeze stopped reading until Thaw
+	writing bool // under mu: netpoll waits for the socket to take output (interest.go)
 
 	// onInput runs on the poller after each read (SetOnInput); inInput
 	// is set while it runs.
@@ -101,6 +102,7 @@ func New(conn netpoll.Connection, high, low int) (*Bound, error) {
 	h.op.InputAck = rb.inputAck
 	rb.inputs = h.op.Inputs
 	h.op.Inputs = rb.inputBuffers
+	rb.takeWriteInterest()
 	dropIdleInput(conn)
 	h.unlockOperator()
 	rb.lender.startLending(conn)
@@ -208,7 +210,7 @@ func (rb *Bound) pause() {
 		return
 	}
 	rb.paused.Store(true)
-	if l := rb.in.Len(); l < rb.high || int64(l) < rb.want.Load() || rb.h.setEvents(npPausedEvents) != nil {
+	if l := rb.in.Len(); l < rb.high || int64(l) < rb.want.Load() || rb.applyEvents(false) != nil {
 		rb.paused.Store(false) // consumed meanwhile, or waited on: go on reading
 		return
 	}
@@ -221,7 +223,7 @@ func (rb *Bound) resume() {
 	if rb.dead || rb.frozen || !rb.paused.Load() {
 		return
 	}
-	_ = rb.h.setEvents(npReadEvents)
+	_ = rb.applyEvents(true)
 	rb.paused.Store(false)
 }
 
@@ -267,7 +269,7 @@ func (rb *Bound) Freeze() bool {
 		return false
 	}
 	rb.noInput.Store(true)
-	if err := rb.h.setEvents(npPausedEvents); err != nil {
+	if err := rb.applyEvents(false); err != nil {
 		rb.noInput.Store(false)
 		rb.mu.Unlock()
 		return false
@@ -293,7 +295,7 @@ func (rb *Bound) Thaw() {
 	}
 	rb.frozen = false
 	rb.noInput.Store(false)
-	_ = rb.h.setEvents(npReadEvents)
+	_ = rb.applyEvents(true)
 	rb.paused.Store(false)
 }
 

@@ -14,7 +14,12 @@
 // (dropIdleInput), so that an idle connection holds none and the next
 // read starts a fresh node. A bounded connection also holds a one-vector
 // write barrier between flushes instead of netpoll's 1.3 KiB one, which
-// Bound.Flush lends it for each flush (barrier.go).
+// Bound.Flush lends it for each flush (barrier.go). A bound takes
+// netpoll's arming and dropping of write interest for its connection
+// (interest.go), so that pausing reads never drops a write netpoll waits
+// to send, and netpoll never resumes reads a bound paused;
+// TestPauseKeepsPendingWrite and TestFreezeKeepsPendingWrite check that
+// meaning, not only the fields' names.
 //
 // Nothing outside this package touches netpoll's internals.
 package npbound

@@ -27,7 +27,10 @@ import (
 //     drop and restore EPOLLIN with EPOLL_CTL_MOD;
 //   - the operator's state word, the CAS lock the poller takes around each
 //     event of that operator; obgate takes it too while it swaps InputAck,
-//     so the poller never sees the swap half done.
+//     so the poller never sees the swap half done;
+//   - the operator's poll field, through which netpoll arms and drops
+//     write interest (PollR2RW, PollRW2R): obgate puts a poll of its own
+//     there that keeps the connection's event mask whole (interest.go).
 //
 // npLayout finds them by name and type once per process and refuses to
 // work (ErrLayout) if any is missing or changed, in which case server
@@ -42,6 +45,7 @@ type npLayoutInfo struct {
 	connType    reflect.Type // *netpoll.connection
 	operatorOff uintptr      // connection.operator (*FDOperator)
 	stateOff    uintptr      // FDOperator.state (int32)
+	pollOff     uintptr      // FDOperator.poll (netpoll.Poll)
 	pollType    reflect.Type // *netpoll.defaultPoll
 	localOff    uintptr      // connection.netFD.localAddr (net.Addr)
 	remoteOff   uintptr      // connection.netFD.remoteAddr (net.Addr)
@@ -102,7 +106,7 @@ func learnNPLayout(conn netpoll.Connection) *npLayoutInfo {
 		return l
 	}
 	*l = npLayoutInfo{ok: true, connType: ct, operatorOff: opField.Offset, stateOff: state.Offset,
-		pollType: pt,
+		pollOff: poll.Offset, pollType: pt,
 		localOff: fieldOffset(ct.Elem(), local), remoteOff: fieldOffset(ct.Elem(), remote)}
 	if f, ok := ct.Elem().FieldByName("maxSize"); ok && f.Type.Kind() == reflect.Int {
 		l.maxSizeOK, l.maxSizeOff = true, fieldOffset(ct.Elem(), f)
@@ -243,11 +247,3 @@ func (h npHandle) setEvents(events uint32) error {
 	h.epollData(&ev)
 	return unix.EpollCtl(h.epfd, unix.EPOLL_CTL_MOD, h.fd, &ev)
 }
-
-// The events netpoll registers a connection with, and the same without
-// EPOLLIN (errors are always reported; a peer's hang-up is noticed once
-// reading resumes, so that the data before it is read first).
-const (
-	npReadEvents   = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLERR
-	npPausedEvents = unix.EPOLLERR
-)
