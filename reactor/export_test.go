@@ -104,3 +104,12 @@ var FixedScramble = fixedScramble
 // AdminFailLimit is how many failed administrator logins block an
 // address.
 const AdminFailLimit = adminFailLimit
+
+// WithoutReadBounds makes servers started until the test ends act as if
+// netpoll's layout were not the one npbound knows (npbound.ErrLayout):
+// the documented fallback, server connections on net and client input
+// unbounded, served by netpoll's OnRequest instead of the poller path.
+func WithoutReadBounds(tb interface{ Cleanup(func()) }) {
+	probeNetpoll = func() bool { return false }
+	tb.Cleanup(func() { probeNetpoll = npbound.Probe })
+}
