@@ -72,8 +72,13 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 		}
 	}
 	// A view of the server connection's buffer when nothing rewrites the
-	// answer in place (mysql routing mode), else a chunk.
-	st.rr = responseRelay{be: be, win: newRespWindow(be, !s.side.rewritesAnswers()), open: true, sentAt: sentAt}
+	// answer in place (mysql routing mode), else a chunk. A prepare's
+	// answer is rewritten too (notePrepared writes obgate's statement id
+	// into its OK): a view over several of netpoll's buffer nodes is a
+	// copy that the view's next extension (more) takes again from the
+	// nodes, without the new id, so the client would get the server's.
+	view := !s.side.rewritesAnswers() && cmd != mysqlproto.ComStmtPrepare
+	st.rr = responseRelay{be: be, win: newRespWindow(be, view), open: true, sentAt: sentAt}
 }
 
 // close ends the relay's hold on its window, once (relayEnd, or
