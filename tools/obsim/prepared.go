@@ -53,10 +53,18 @@ func (s *session) prepare(pkt []byte, start time.Time) error {
 		s.record(entry, start)
 		return s.sendErr(e)
 	}
+	// What MariaDB cannot evaluate as an OBServer would (CONNECTION_ID(),
+	// which OceanBase evaluates as the session's id whatever the protocol,
+	// ObExprConnectionId::eval_connection_id; @@ob_* variables;
+	// ob_version()) is rewritten as for a text query.
+	lx := lex(sqlText)
+	if rewritten, changed := s.rewriteRefs(sqlText, lx.toks); changed {
+		pkt = append([]byte{byte(mysqlproto.ComStmtPrepare)}, rewritten...)
+	}
 	res, err := s.relay(mysqlproto.ComStmtPrepare, pkt, nil, false)
 	if err == nil && !res.isErr {
 		id, _, nparams := s.scanner.Prepared()
-		s.stmts[id] = &prepared{sql: sqlText, lx: lex(sqlText), nparams: int(nparams), longData: make([]bool, nparams)}
+		s.stmts[id] = &prepared{sql: sqlText, lx: lx, nparams: int(nparams), longData: make([]bool, nparams)}
 		s.lastStmt = id
 	}
 	s.finishEntry(&entry, res, start)
