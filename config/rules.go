@@ -125,11 +125,11 @@ func checkServerTLSFiles(c *Config) error {
 	return nil
 }
 
-// checkClusterList validates cluster_rootservice_list:
+// ParseClusterList reads cluster_rootservice_list:
 // name=ip:port;ip:port entries separated by '|', each name once, each
-// with at least one address (route.ParseClusterList reads it at startup).
-func checkClusterList(s string) (string, error) {
-	seen := map[string]bool{}
+// with at least one address, into the addresses of each cluster.
+func ParseClusterList(s string) (map[string][]string, error) {
+	out := map[string][]string{}
 	for _, entry := range strings.Split(s, "|") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
@@ -138,18 +138,27 @@ func checkClusterList(s string) (string, error) {
 		name, list, ok := strings.Cut(entry, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return "", fmt.Errorf("entry %q: want name=ip:port;ip:port", entry)
+			return nil, fmt.Errorf("entry %q: want name=ip:port;ip:port", entry)
 		}
-		if seen[name] {
-			return "", fmt.Errorf("cluster %q is listed twice", name)
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("cluster %q is listed twice", name)
 		}
-		seen[name] = true
-		if len(splitList(list)) == 0 {
-			return "", fmt.Errorf("cluster %q has no address", name)
+		addrs := splitList(list)
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("cluster %q has no address", name)
 		}
 		if _, err := checkAddrList(list); err != nil {
-			return "", fmt.Errorf("cluster %q: %w", name, err)
+			return nil, fmt.Errorf("cluster %q: %w", name, err)
 		}
+		out[name] = addrs
+	}
+	return out, nil
+}
+
+// checkClusterList validates cluster_rootservice_list (ParseClusterList).
+func checkClusterList(s string) (string, error) {
+	if _, err := ParseClusterList(s); err != nil {
+		return "", err
 	}
 	return s, nil
 }
@@ -158,10 +167,9 @@ func checkClusterList(s string) (string, error) {
 // cluster_rootservice_list.
 func clusterNames(s string) map[string]bool {
 	names := map[string]bool{}
-	for _, entry := range strings.Split(s, "|") {
-		if name, _, ok := strings.Cut(entry, "="); ok && strings.TrimSpace(name) != "" {
-			names[strings.TrimSpace(name)] = true
-		}
+	m, _ := ParseClusterList(s)
+	for name := range m {
+		names[name] = true
 	}
 	return names
 }

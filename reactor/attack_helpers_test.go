@@ -110,30 +110,17 @@ var _ = time.Second
 // takes them for two servers.
 func tcpRelay(t *testing.T, target string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				done := make(chan struct{}, 2)
-				go func() { _, _ = io.Copy(s, c); done <- struct{}{} }()
-				go func() { _, _ = io.Copy(c, s); done <- struct{}{} }()
-				<-done
-			}()
+	var l fakeListener
+	listenFake(t, &l, func(c net.Conn) {
+		s, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		defer s.Close()
+		done := make(chan struct{}, 2)
+		go func() { _, _ = io.Copy(s, c); done <- struct{}{} }()
+		go func() { _, _ = io.Copy(c, s); done <- struct{}{} }()
+		<-done
+	})
+	return l.addr()
 }

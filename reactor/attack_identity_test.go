@@ -130,26 +130,7 @@ func TestAttackChangeUserUnread(t *testing.T) {
 	attrs := mysqlproto.AppendLenEncString(nil, "_padding")
 	attrs = mysqlproto.AppendLenEncString(attrs, strings.Repeat("p", 6000))
 	pkt = append(mysqlproto.AppendLenEncInt(pkt[:len(pkt)-1], uint64(len(attrs))), attrs...)
-	if err := c.WritePacket(0, pkt); err != nil {
-		t.Fatal(err)
-	}
-	for done := false; !done; {
-		resp, seq, err := c.ReadPacket(hangLimit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch resp[0] {
-		case mysqlproto.OKHeader:
-			done = true
-		case mysqlproto.AuthSwitchRequestHeader:
-			sw, _ := mysqlproto.ParseAuthSwitchRequest(resp)
-			if err := c.WritePacket(seq+1, mysqlproto.NativeToken(sw.Data, []byte(otherPass))); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			t.Fatalf("COM_CHANGE_USER answer %q", resp)
-		}
-	}
+	changeUserExchange(t, c, pkt, otherPass)
 	s, _ := p.Server.Session(c.Greeting.ConnectionID)
 	if info := s.Info(); info.User != otherUser {
 		t.Errorf("after a 6 KB COM_CHANGE_USER to %s obgate has the session as %q", otherUser, info.User)

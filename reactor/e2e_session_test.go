@@ -131,6 +131,32 @@ func changeUserPacket(user, pass, db string, scramble []byte) []byte {
 	return append(pl, 0, 0)
 }
 
+// changeUserExchange sends the COM_CHANGE_USER payload pkt on c and
+// answers the server's auth switches with password until the OK.
+func changeUserExchange(t *testing.T, c *testkit.RawConn, pkt []byte, password string) {
+	t.Helper()
+	if err := c.WritePacket(0, pkt); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		resp, seq, err := c.ReadPacket(hangLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch resp[0] {
+		case mysqlproto.OKHeader:
+			return
+		case mysqlproto.AuthSwitchRequestHeader:
+			sw, _ := mysqlproto.ParseAuthSwitchRequest(resp)
+			if err := c.WritePacket(seq+1, mysqlproto.NativeToken(sw.Data, []byte(password))); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("COM_CHANGE_USER answer %q", resp)
+		}
+	}
+}
+
 // TestE2EChangeUser relays COM_CHANGE_USER, with MariaDB's auth switch in
 // between, and checks that obgate then shows the session under the new
 // user.
@@ -146,26 +172,7 @@ func TestE2EChangeUser(t *testing.T) {
 		if err := c.Login("root", "", "", hangLimit); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.WritePacket(0, changeUserPacket(otherUser, otherPass, testDB, c.Greeting.AuthData)); err != nil {
-			t.Fatal(err)
-		}
-		for done := false; !done; {
-			resp, seq, err := c.ReadPacket(hangLimit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch resp[0] {
-			case mysqlproto.OKHeader:
-				done = true
-			case mysqlproto.AuthSwitchRequestHeader:
-				sw, _ := mysqlproto.ParseAuthSwitchRequest(resp)
-				if err := c.WritePacket(seq+1, mysqlproto.NativeToken(sw.Data, []byte(otherPass))); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				t.Fatalf("COM_CHANGE_USER answer %x", resp)
-			}
-		}
+		changeUserExchange(t, c, changeUserPacket(otherUser, otherPass, testDB, c.Greeting.AuthData), otherPass)
 		query := func(q string) [][]byte {
 			if err := c.WritePacket(0, append([]byte{byte(mysqlproto.ComQuery)}, q...)); err != nil {
 				t.Fatal(err)

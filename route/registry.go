@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 
 	"obgate/config"
@@ -66,31 +65,13 @@ func (cs *Clusters) add(name string, rs []string) {
 }
 
 // ParseClusterList reads cluster_rootservice_list:
-// name=ip:port;ip:port|name2=ip:port.
+// name=ip:port;ip:port|name2=ip:port (config.ParseClusterList).
 func ParseClusterList(s string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, entry := range strings.Split(s, "|") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		name, list, ok := strings.Cut(entry, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("cluster_rootservice_list: %q is not name=ip:port;ip:port", entry)
-		}
-		var addrs []string
-		for _, a := range strings.Split(list, ";") {
-			if a = strings.TrimSpace(a); a != "" {
-				addrs = append(addrs, a)
-			}
-		}
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("cluster_rootservice_list: cluster %q has no address", name)
-		}
-		out[name] = addrs
+	m, err := config.ParseClusterList(s)
+	if err != nil {
+		return nil, fmt.Errorf("cluster_rootservice_list: %w", err)
 	}
-	return out, nil
+	return m, nil
 }
 
 // Get returns the named cluster.

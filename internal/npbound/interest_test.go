@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,6 +21,40 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// pendingFlush makes a bounded connection whose peer reads nothing
+// (small socket buffers), starts a Flush of out on it and returns once
+// netpoll waits for the socket to drain; the Flush's result comes on the
+// channel. The connection and peer are closed when the test ends.
+func pendingFlush(t *testing.T, out []byte) (*Bound, netpoll.Connection, int, <-chan error) {
+	t.Helper()
+	conn, peer := pair(t)
+	t.Cleanup(func() {
+		_ = conn.Close()
+		_ = unix.Close(peer)
+	})
+	rb, err := New(conn, 64<<10, 16<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.SetsockoptInt(rb.FD(), unix.SOL_SOCKET, unix.SO_SNDBUF, 64<<10)
+	_ = unix.SetsockoptInt(peer, unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<10)
+	flushed := make(chan error, 1)
+	go func() {
+		w := conn.Writer()
+		if _, err := w.WriteBinary(out); err != nil {
+			flushed <- err
+			return
+		}
+		flushed <- w.Flush()
+	}()
+	waitFor(t, "netpoll to wait for the socket to drain", func() bool {
+		rb.mu.Lock()
+		defer rb.mu.Unlock()
+		return rb.writing
+	})
+	return rb, conn, peer, flushed
+}
+
 // TestPauseKeepsPendingWrite: a Flush the kernel could not take whole
 // waits for netpoll's poller to send the rest when the socket drains
 // (netpoll arms write interest for it). Reads paused in the meantime
@@ -32,34 +67,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // without the write interest (a client of obgate then saw a large result
 // stop until netpoll's write timeout).
 func TestPauseKeepsPendingWrite(t *testing.T) {
-	conn, peer := pair(t)
-	defer conn.Close()
-	defer unix.Close(peer)
-	const high, low = 64 << 10, 16 << 10
-	rb, err := New(conn, high, low)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Small socket buffers so that a few MiB do not fit.
-	_ = unix.SetsockoptInt(rb.FD(), unix.SOL_SOCKET, unix.SO_SNDBUF, 64<<10)
-	_ = unix.SetsockoptInt(peer, unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<10)
-
+	const high = 64 << 10
 	out := bytes.Repeat([]byte("0123456789abcdef"), 256<<10) // 4 MiB
-	flushed := make(chan error, 1)
-	go func() {
-		w := conn.Writer()
-		if _, err := w.WriteBinary(out); err != nil {
-			flushed <- err
-			return
-		}
-		flushed <- w.Flush()
-	}()
-	// The peer reads nothing: the Flush waits with write interest armed.
-	waitFor(t, "netpoll to wait for the socket to drain", func() bool {
-		rb.mu.Lock()
-		defer rb.mu.Unlock()
-		return rb.writing
-	})
+	rb, conn, peer, flushed := pendingFlush(t, out)
 	// The peer sends more than the bound: reads pause while the write
 	// waits.
 	in := make([]byte, 4*high)
@@ -115,30 +125,8 @@ func TestPauseKeepsPendingWrite(t *testing.T) {
 // and Thaw restores them without touching a write netpoll still waits
 // to send.
 func TestFreezeKeepsPendingWrite(t *testing.T) {
-	conn, peer := pair(t)
-	defer conn.Close()
-	defer unix.Close(peer)
-	rb, err := New(conn, 64<<10, 16<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = unix.SetsockoptInt(rb.FD(), unix.SOL_SOCKET, unix.SO_SNDBUF, 64<<10)
-	_ = unix.SetsockoptInt(peer, unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<10)
 	out := bytes.Repeat([]byte("z"), 4<<20)
-	flushed := make(chan error, 1)
-	go func() {
-		w := conn.Writer()
-		if _, err := w.WriteBinary(out); err != nil {
-			flushed <- err
-			return
-		}
-		flushed <- w.Flush()
-	}()
-	waitFor(t, "netpoll to wait for the socket to drain", func() bool {
-		rb.mu.Lock()
-		defer rb.mu.Unlock()
-		return rb.writing
-	})
+	rb, _, peer, flushed := pendingFlush(t, out)
 	if !rb.Freeze() {
 		t.Fatal("Freeze failed")
 	}
