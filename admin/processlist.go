@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 	"obgate/route"
@@ -59,7 +60,7 @@ func mayListSession(me, other route.Identity) bool {
 	if me.Cluster != other.Cluster {
 		return false
 	}
-	if me.Tenant == route.TenantSys {
+	if me.Tenant == topology.TenantSys {
 		return true
 	}
 	return me.Tenant == other.Tenant && me.User == other.User

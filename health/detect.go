@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"obgate/config"
-	"obgate/route"
 )
 
 // Target is a server the detect task may probe.
 type Target struct {
-	Cluster *route.Cluster // nil in mysql routing mode
+	Cluster string // the cluster's name; "" in mysql routing mode
 	Addr    string
 }
 
@@ -67,7 +66,7 @@ func (m *Monitor) detectRound(ts []Target) {
 	cfg := m.cfg.Load()
 	now := m.nowNanos()
 	for _, t := range ts {
-		name := clusterName(t.Cluster)
+		name := t.Cluster
 		e := m.lookup(name, t.Addr)
 		if e == nil {
 			if cfg.ServerDetectMode < 2 {

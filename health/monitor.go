@@ -3,16 +3,16 @@ package health
 import (
 	"log/slog"
 	"maps"
-	"obgate/internal/tlsconf"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"obgate/internal/tlsconf"
+
 	"obgate/config"
 	"obgate/metrics"
-	"obgate/route"
 )
 
 // Monitor keeps every server's health entry and decides, for the router,
@@ -83,12 +83,10 @@ func (m *Monitor) SetMetrics(reg *metrics.Registry) {
 // obgate closes every connection to it. fn runs on a probe goroutine.
 func (m *Monitor) OnDetectDead(fn func(cluster, addr string)) { m.onDead.Store(&fn) }
 
-var _ route.Availability = (*Monitor)(nil)
-
 // Available reports whether addr may take new requests: it is on no list,
 // or enable_congestion is off.
-func (m *Monitor) Available(c *route.Cluster, addr string) bool {
-	e := m.lookup(clusterName(c), addr)
+func (m *Monitor) Available(cluster, addr string) bool {
+	e := m.lookup(cluster, addr)
 	if e == nil || !e.congested() {
 		return true
 	}
@@ -108,19 +106,19 @@ func (m *Monitor) Available(c *route.Cluster, addr string) bool {
 	return m.nowNanos()-last >= int64(cfg.CongestionRetryInterval)
 }
 
-// Entry returns the entry of addr in cluster c (nil in mysql routing
-// mode), adding it when it is new. Sessions keep the pointer for the life
+// Entry returns the entry of addr in the named cluster ("" in mysql
+// routing mode), adding it when it is new. Sessions keep the pointer for the life
 // of a server session.
-func (m *Monitor) Entry(c *route.Cluster, addr string) *Entry {
-	return m.entry(clusterName(c), addr, 0)
+func (m *Monitor) Entry(cluster, addr string) *Entry {
+	return m.entry(cluster, addr, 0)
 }
 
 // ConnectFailed records a failed connect to addr (see Entry.ConnectFailed).
-func (m *Monitor) ConnectFailed(c *route.Cluster, addr string) { m.Entry(c, addr).ConnectFailed() }
+func (m *Monitor) ConnectFailed(cluster, addr string) { m.Entry(cluster, addr).ConnectFailed() }
 
 // ConnectSucceeded records a connect to addr that delivered a handshake.
-func (m *Monitor) ConnectSucceeded(c *route.Cluster, addr string) {
-	if e := m.lookup(clusterName(c), addr); e != nil {
+func (m *Monitor) ConnectSucceeded(cluster, addr string) {
+	if e := m.lookup(cluster, addr); e != nil {
 		e.ConnectSucceeded()
 	}
 }
@@ -164,13 +162,6 @@ func (m *Monitor) Close() {
 }
 
 func (m *Monitor) nowNanos() int64 { return m.now().UnixNano() }
-
-func clusterName(c *route.Cluster) string {
-	if c == nil {
-		return ""
-	}
-	return c.Name()
-}
 
 func (m *Monitor) snapshot() []*Entry {
 	p := m.entries.Load()

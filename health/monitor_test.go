@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"obgate/config"
-	"obgate/route"
+	"obgate/internal/topology"
 )
 
 func testStore(t *testing.T, kv ...string) *config.Store {
@@ -35,27 +35,27 @@ func testMonitor(t *testing.T, kv ...string) (*Monitor, *time.Time) {
 
 func TestConnectFailureBlocksUntilRetryIntervalWithoutProbes(t *testing.T) {
 	m, now := testMonitor(t, "congestion_retry_interval", "20s")
-	if !m.Available(nil, "a:1") {
+	if !m.Available("", "a:1") {
 		t.Fatal("unknown server should be available")
 	}
-	m.ConnectFailed(nil, "a:1")
-	if m.Available(nil, "a:1") {
+	m.ConnectFailed("", "a:1")
+	if m.Available("", "a:1") {
 		t.Fatal("server that failed a connect just now is available")
 	}
-	if !m.Available(nil, "b:1") {
+	if !m.Available("", "b:1") {
 		t.Fatal("another server became unavailable")
 	}
 	*now = now.Add(19 * time.Second)
-	if m.Available(nil, "a:1") {
+	if m.Available("", "a:1") {
 		t.Fatal("available before congestion_retry_interval passed")
 	}
 	*now = now.Add(time.Second)
-	if !m.Available(nil, "a:1") {
+	if !m.Available("", "a:1") {
 		t.Fatal("still unavailable after congestion_retry_interval")
 	}
-	m.ConnectFailed(nil, "a:1")
-	m.ConnectSucceeded(nil, "a:1")
-	if !m.Available(nil, "a:1") {
+	m.ConnectFailed("", "a:1")
+	m.ConnectSucceeded("", "a:1")
+	if !m.Available("", "a:1") {
 		t.Fatal("a successful connect does not clear the failure")
 	}
 }
@@ -63,31 +63,31 @@ func TestConnectFailureBlocksUntilRetryIntervalWithoutProbes(t *testing.T) {
 func TestConnectFailureWaitsForAProbeOnceStarted(t *testing.T) {
 	m, now := testMonitor(t)
 	m.started.Store(true) // the detect task owns recovery
-	m.ConnectFailed(nil, "a:1")
+	m.ConnectFailed("", "a:1")
 	*now = now.Add(time.Hour)
-	if m.Available(nil, "a:1") {
+	if m.Available("", "a:1") {
 		t.Fatal("time alone cleared a connect failure while probes run")
 	}
-	m.probeSucceeded(m.Entry(nil, "a:1"), m.cfg.Load())
-	if !m.Available(nil, "a:1") {
+	m.probeSucceeded(m.Entry("", "a:1"), m.cfg.Load())
+	if !m.Available("", "a:1") {
 		t.Fatal("a successful probe did not clear the connect failure")
 	}
 }
 
 func TestEnableCongestionOffIgnoresFailures(t *testing.T) {
 	m, _ := testMonitor(t, "enable_congestion", "false")
-	m.ConnectFailed(nil, "a:1")
-	if !m.Available(nil, "a:1") {
+	m.ConnectFailed("", "a:1")
+	if !m.Available("", "a:1") {
 		t.Fatal("enable_congestion=false still blocks a server")
 	}
 }
 
 func TestAvailableDoesNotAllocate(t *testing.T) {
 	m, _ := testMonitor(t)
-	m.ConnectFailed(nil, "a:1")
+	m.ConnectFailed("", "a:1")
 	allocs := testing.AllocsPerRun(1000, func() {
-		_ = m.Available(nil, "a:1")
-		_ = m.Available(nil, "b:1")
+		_ = m.Available("", "a:1")
+		_ = m.Available("", "b:1")
 	})
 	if allocs != 0 {
 		t.Fatalf("Available allocates %.1f times per call pair", allocs)
@@ -97,16 +97,16 @@ func TestAvailableDoesNotAllocate(t *testing.T) {
 func TestAliveListAfterThresholdWithinWindow(t *testing.T) {
 	m, now := testMonitor(t, "congestion_failure_threshold", "5", "congestion_fail_window", "120s")
 	m.started.Store(true)
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	for i := range 4 {
 		e.AliveFailed("err_8001")
 		*now = now.Add(10 * time.Second)
-		if !m.Available(nil, "a:1") {
+		if !m.Available("", "a:1") {
 			t.Fatalf("listed after %d failures", i+1)
 		}
 	}
 	e.AliveFailed("err_8001")
-	if m.Available(nil, "a:1") {
+	if m.Available("", "a:1") {
 		t.Fatal("not listed after 5 failures within the window")
 	}
 	v := m.Views("", false)
@@ -117,7 +117,7 @@ func TestAliveListAfterThresholdWithinWindow(t *testing.T) {
 
 func TestFailuresOutsideTheWindowDoNotList(t *testing.T) {
 	m, now := testMonitor(t, "congestion_failure_threshold", "3", "congestion_fail_window", "17s")
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	for range 10 {
 		e.AliveFailed("timeout")
 		*now = now.Add(10 * time.Second) // bins of 2 s, window of 34 s: at most 3-4 events
@@ -126,7 +126,7 @@ func TestFailuresOutsideTheWindowDoNotList(t *testing.T) {
 		}
 	}
 	m2, now2 := testMonitor(t, "congestion_failure_threshold", "3", "congestion_fail_window", "10s")
-	e2 := m2.Entry(nil, "a:1")
+	e2 := m2.Entry("", "a:1")
 	for range 10 {
 		e2.AliveFailed("timeout")
 		*now2 = now2.Add(20 * time.Second)
@@ -138,7 +138,7 @@ func TestFailuresOutsideTheWindowDoNotList(t *testing.T) {
 
 func TestThresholdChangeReevaluatesAndWindowChangeResets(t *testing.T) {
 	m, _ := testMonitor(t, "congestion_failure_threshold", "5")
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	for range 3 {
 		e.AliveFailed("x")
 	}
@@ -167,7 +167,7 @@ func TestThresholdChangeReevaluatesAndWindowChangeResets(t *testing.T) {
 
 func TestThresholdZeroDisablesAliveList(t *testing.T) {
 	m, _ := testMonitor(t, "congestion_failure_threshold", "0")
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	for range 20 {
 		e.AliveFailed("x")
 	}
@@ -176,22 +176,22 @@ func TestThresholdZeroDisablesAliveList(t *testing.T) {
 	}
 }
 
-func testTable(zoneUpgrade bool, states ...route.ServerState) *route.Table {
-	z := &route.Zone{Name: "z1", Region: "r1"}
+func testTable(zoneUpgrade bool, states ...topology.ServerState) []*topology.Server {
+	z := &topology.Zone{Name: "z1", Region: "r1"}
 	if zoneUpgrade {
-		z.State = route.ZoneUpgrade
+		z.State = topology.ZoneUpgrade
 	}
-	t := &route.Table{Cluster: "c"}
+	var servers []*topology.Server
 	for i, st := range states {
-		t.Servers = append(t.Servers, &route.Server{Addr: string(rune('a'+i)) + ":1", Zone: z, State: st})
+		servers = append(servers, &topology.Server{Addr: string(rune('a'+i)) + ":1", Zone: z, State: st})
 	}
-	return t
+	return servers
 }
 
 func TestStatusListMapsStatesAsODP(t *testing.T) {
 	m, now := testMonitor(t, "min_keep_congestion_interval", "20s")
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerInactive, route.ServerReplay,
-		route.ServerUpgrade, route.ServerDeleting))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerInactive, topology.ServerReplay,
+		topology.ServerUpgrade, topology.ServerDeleting))
 	// A DELETING server takes nothing new (a server being emptied).
 	want := map[string]bool{"a:1": true, "b:1": false, "c:1": false, "d:1": false, "e:1": false}
 	for addr, ok := range want {
@@ -203,7 +203,7 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 	// check_and_set_alive, it leaves the dead list for the alive list
 	// (with a failure), whose own min_keep_congestion_interval starts now.
 	*now = now.Add(5 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	b := m.lookup("c", "b:1")
 	if b.dead.Load() != 0 || b.alive.Load() == 0 || b.aliveEvents.Load() != 1 {
 		t.Fatalf("ACTIVE within min_keep_congestion_interval of dead: dead %d alive %d events %d, want alive-listed",
@@ -213,19 +213,19 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 		t.Fatal("a server no longer listed kept its entry")
 	}
 	*now = now.Add(15 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	if !b.congested() {
 		t.Fatal("alive flag cleared before min_keep_congestion_interval")
 	}
 	*now = now.Add(5 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	if b.congested() {
 		t.Fatal("alive flag not cleared after min_keep_congestion_interval")
 	}
 	// A server dead for longer than the interval leaves both lists at once.
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerInactive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerInactive))
 	*now = now.Add(21 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	if b.congested() {
 		t.Fatal("dead flag not cleared after min_keep_congestion_interval")
 	}
@@ -238,31 +238,31 @@ func TestStatusListMapsStatesAsODP(t *testing.T) {
 		t.Fatal("failures did not list the server")
 	}
 	*now = now.Add(10 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	if b.alive.Load() == 0 {
 		t.Fatal("alive flag cleared by the refresh before min_keep_congestion_interval")
 	}
 	*now = now.Add(11 * time.Second)
-	m.applyTable("c", testTable(false, route.ServerActive, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive, topology.ServerActive))
 	if b.alive.Load() != 0 {
 		t.Fatal("alive flag kept by the refresh after min_keep_congestion_interval")
 	}
 	// A zone being upgraded force-congests its servers at once.
-	m.applyTable("c", testTable(true, route.ServerActive))
+	m.TableChanged("c", 0, testTable(true, topology.ServerActive))
 	if !m.lookup("c", "a:1").congested() {
 		t.Fatal("server in an INACTIVE zone is not congested")
 	}
-	m.applyTable("c", testTable(false, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive))
 	if m.lookup("c", "a:1").congested() {
 		t.Fatal("zone back to ACTIVE did not clear force congestion")
 	}
 	// DELETING holds the server at once and lets it go when the deletion
 	// is cancelled (ACTIVE again), with no minimum keep time.
-	m.applyTable("c", testTable(false, route.ServerDeleting))
+	m.TableChanged("c", 0, testTable(false, topology.ServerDeleting))
 	if !m.lookup("c", "a:1").congested() {
 		t.Fatal("a DELETING server is available")
 	}
-	m.applyTable("c", testTable(false, route.ServerActive))
+	m.TableChanged("c", 0, testTable(false, topology.ServerActive))
 	if m.lookup("c", "a:1").congested() {
 		t.Fatal("a server whose deletion was cancelled stays listed")
 	}
@@ -272,7 +272,7 @@ func TestDetectStrikesListAndCloseThenProbeClears(t *testing.T) {
 	m, _ := testMonitor(t, "server_detect_fail_threshold", "3")
 	var closed []string
 	m.OnDetectDead(func(_, addr string) { closed = append(closed, addr) })
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	cfg := m.cfg.Load()
 	fail := errors.New("no handshake")
 	m.probeFailed(e, cfg, fail)
@@ -298,7 +298,7 @@ func TestDetectStrikesListAndCloseThenProbeClears(t *testing.T) {
 
 func TestProbeKeepsAliveFlagUntilRetryIntervalIsQuiet(t *testing.T) {
 	m, now := testMonitor(t, "congestion_failure_threshold", "1", "congestion_retry_interval", "20s")
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	e.AliveFailed("err_8001")
 	m.probeSucceeded(e, m.cfg.Load())
 	if e.alive.Load() == 0 {
@@ -313,7 +313,7 @@ func TestProbeKeepsAliveFlagUntilRetryIntervalIsQuiet(t *testing.T) {
 
 func TestProbeReasonPerMode(t *testing.T) {
 	m, now := testMonitor(t, "server_detect_mode", "1", "congestion_retry_interval", "20s", "congestion_failure_threshold", "1")
-	e := m.Entry(nil, "a:1")
+	e := m.Entry("", "a:1")
 	cfg := m.cfg.Load()
 	if r := m.probeReason(e, cfg, m.nowNanos()); r != noProbe {
 		t.Fatalf("idle healthy server probed in mode 1: %d", r)

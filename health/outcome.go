@@ -3,8 +3,8 @@ package health
 import (
 	"strconv"
 
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
-	"obgate/route"
 )
 
 // AliveFailureERR reports the server ERR codes that count against the
@@ -22,7 +22,7 @@ func AliveFailureERR(code uint16) bool {
 // Outcome is what one try of a statement on a server did, as far as the
 // server's health is concerned.
 type Outcome struct {
-	Failure route.Failure
+	Failure failure.Kind
 	// Code is the server ERR's code, 0 when it answered none.
 	Code uint16
 	// ClosedHere: obgate closed the server connection itself (a KILL,
@@ -36,11 +36,11 @@ type Outcome struct {
 // connection, a protocol failure or a timeout the server caused.
 func AliveFailure(o Outcome) string {
 	switch o.Failure {
-	case route.FailNone, route.FailHeldERR:
+	case failure.None, failure.HeldERR:
 		if o.Code != 0 && AliveFailureERR(o.Code) {
 			return ERRReason(o.Code)
 		}
-	case route.FailTransport, route.FailProtocol, route.FailTimeout:
+	case failure.Transport, failure.Protocol, failure.Timeout:
 		if !o.ClosedHere || o.PeerGone {
 			return o.Failure.String()
 		}

@@ -10,8 +10,8 @@ import (
 
 	"obgate/config"
 	"obgate/internal/tlsconf"
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
-	"obgate/route"
 )
 
 // detectStatement is what a login probe runs (server_detect_mode=3).
@@ -34,7 +34,7 @@ func probe(ctx context.Context, t Target, cfg *config.Config, serverTLS tlsconf.
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	if cfg.ServerDetectMode >= 3 && t.Cluster != nil {
+	if cfg.ServerDetectMode >= 3 && t.Cluster != "" {
 		return loginProbe(conn, cfg, t.Addr, serverTLS)
 	}
 	_ = conn.SetDeadline(time.Now().Add(timeout))
@@ -68,7 +68,7 @@ func loginProbe(conn net.Conn, cfg *config.Config, addr string, serverTLS tlscon
 	// its own deadline.
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	opts := mysqlproto.ClientOptions{
-		User:           route.UserProxyRO + "@" + route.TenantSys,
+		User:           topology.UserProxyRO + "@" + topology.TenantSys,
 		PasswordStage1: stage1,
 		Attrs:          []mysqlproto.ConnAttr{{Key: mysqlproto.AttrProxyVersion, Value: "obgate"}},
 		OnHandshake: func(*mysqlproto.Handshake, *mysqlproto.HandshakeResponse) {

@@ -135,7 +135,7 @@ func TestDetectTaskListsHungServerAndLetsItBack(t *testing.T) {
 	// Probes of one server run one at a time: once a second one was
 	// greeted, the first one's success has been applied.
 	waitUntil(t, 10*time.Second, "two probes of the healthy server", func() bool { return greeted.Load() >= 2 })
-	if v, _ := viewFor(m, addr); !m.Available(nil, addr) || v.DetectCongested {
+	if v, _ := viewFor(m, addr); !m.Available("", addr) || v.DetectCongested {
 		t.Fatalf("healthy server listed: %+v", v)
 	}
 	hung.Store(true)
@@ -147,7 +147,7 @@ func TestDetectTaskListsHungServerAndLetsItBack(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("hung server never found dead")
 	}
-	if v, _ := viewFor(m, addr); m.Available(nil, addr) || !v.DetectCongested {
+	if v, _ := viewFor(m, addr); m.Available("", addr) || !v.DetectCongested {
 		t.Fatalf("server found dead is still available: %+v", v)
 	}
 
@@ -157,7 +157,7 @@ func TestDetectTaskListsHungServerAndLetsItBack(t *testing.T) {
 	close(unhang)
 	waitUntil(t, 10*time.Second, "the server that answers again leaves the detect list", func() bool {
 		v, ok := viewFor(m, addr)
-		return ok && !v.DetectCongested && m.Available(nil, addr)
+		return ok && !v.DetectCongested && m.Available("", addr)
 	})
 	for _, v := range m.Views("", false) {
 		if v.Addr == addr {

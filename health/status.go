@@ -1,10 +1,8 @@
 package health
 
 import (
-	"obgate/route"
+	"obgate/internal/topology"
 )
-
-var _ route.TableObserver = (*Monitor)(nil)
 
 // TableChanged is the status blocklist: it maps each server of a newly
 // read cluster table to its lists as ODP does (odp-behaviour.md §1.4,
@@ -13,20 +11,14 @@ var _ route.TableObserver = (*Monitor)(nil)
 // (checked on every refresh, so a server comes back within that interval
 // plus one refresh); a server being upgraded (stop_time) or in an
 // INACTIVE zone is force-congested for as long as that lasts; servers no
-// longer listed are forgotten. It runs on the cluster's refresh goroutine.
-func (m *Monitor) TableChanged(c *route.Cluster, t *route.Table) {
-	if t != nil {
-		m.applyTable(c.Name(), t)
-	}
-}
-
-// applyTable applies the table of the named cluster.
-func (m *Monitor) applyTable(name string, t *route.Table) {
-	listed := make(map[string]bool, len(t.Servers))
+// longer listed are forgotten. It runs on the cluster's refresh goroutine
+// (route.TableObserver); servers is read, never kept.
+func (m *Monitor) TableChanged(name string, generation uint64, servers []*topology.Server) {
+	listed := make(map[string]bool, len(servers))
 	now := m.nowNanos()
-	for _, s := range t.Servers {
+	for _, s := range servers {
 		listed[s.Addr] = true
-		e := m.entry(name, s.Addr, t.Generation)
+		e := m.entry(name, s.Addr, generation)
 		z := zoneOf(s.Zone)
 		if old := e.zone.Swap(z); old != nil && old.upgrade != z.upgrade {
 			m.logChange(e, "force", z.upgrade, "zone", z.name)
@@ -41,22 +33,22 @@ func (m *Monitor) applyTable(name string, t *route.Table) {
 	}
 }
 
-func zoneOf(z *route.Zone) *zoneInfo {
+func zoneOf(z *topology.Zone) *zoneInfo {
 	if z == nil {
 		return &zoneInfo{}
 	}
-	return &zoneInfo{name: z.Name, region: z.Region, upgrade: z.State == route.ZoneUpgrade}
+	return &zoneInfo{name: z.Name, region: z.Region, upgrade: z.State == topology.ZoneUpgrade}
 }
 
-func stateOf(s route.ServerState) State {
+func stateOf(s topology.ServerState) State {
 	switch s {
-	case route.ServerInactive:
+	case topology.ServerInactive:
 		return StateInactive
-	case route.ServerReplay:
+	case topology.ServerReplay:
 		return StateReplay
-	case route.ServerUpgrade:
+	case topology.ServerUpgrade:
 		return StateUpgrade
-	case route.ServerDeleting:
+	case topology.ServerDeleting:
 		return StateDeleting
 	}
 	return StateActive

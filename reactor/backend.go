@@ -168,7 +168,7 @@ func (srv *Server) dialFirst(ctx context.Context, addrs []string) (*serverConn, 
 // the detect task anyway, and a statement should not wait longer for it.
 func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*serverConn, *mysqlproto.Handshake, *mysqlproto.PacketIO, error) {
 	cfg := srv.cfg.Load()
-	entry := srv.health.Entry(c, addr)
+	entry := srv.health.Entry(c.Name(), addr)
 	timeout := min(cfg.ShortAsyncTaskTimeout, cfg.DetectServerTimeout)
 	start := time.Now()
 	tlsCfg, required, err := srv.tls.server.For(cfg, addr)

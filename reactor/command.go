@@ -2,8 +2,10 @@ package reactor
 
 import (
 	"errors"
-	"obgate/config"
 	"time"
+
+	"obgate/config"
+	"obgate/internal/failure"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -192,7 +194,7 @@ func (st *statement) answerFrom(o outcome, cmd mysqlproto.Command, kind route.St
 		o = st.relay(cmd)
 	}
 	st.releaseKept()
-	if o.fail == route.FailHeldERR {
+	if o.fail == failure.HeldERR {
 		if st.endsTxnByClosing() {
 			s.countStatement(kind, false, start)
 			return true, st.rollbackByClosing(o.errCode)
@@ -203,7 +205,7 @@ func (st *statement) answerFrom(o outcome, cmd mysqlproto.Command, kind route.St
 		}
 		// Nowhere else to send it: the client gets the server's ERR.
 		o.written, o.err = st.deliverHeldERR()
-		o.fail, o.stage = route.FailNone, stageAnswered
+		o.fail, o.stage = failure.None, stageAnswered
 	}
 	s.countOut(int(o.written))
 	if err := o.err; err != nil {

@@ -383,7 +383,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 		sv := h.Servers[0]
 		be = &serverConn{conn: np, sock: np, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
 		be.lastUsed.Store(sv.LastUsed)
-		be.health = srv.health.Entry(nil, sv.Addr)
+		be.health = srv.health.Entry("", sv.Addr)
 		for _, m := range sv.Stmts {
 			be.stmtSet(m.Client, m.Server)
 			if m.Bound {

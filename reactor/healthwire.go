@@ -2,6 +2,15 @@ package reactor
 
 import (
 	"obgate/health"
+	"obgate/route"
+)
+
+// health and route do not import each other; this is where the monitor
+// is shown to be what the router and the clusters ask for.
+var (
+	_ route.Availability  = (*health.Monitor)(nil)
+	_ route.Generational  = (*health.Monitor)(nil)
+	_ route.TableObserver = (*health.Monitor)(nil)
 )
 
 // startHealth connects the health monitor to the server: the status
@@ -52,7 +61,7 @@ func (srv *Server) healthTargets() []health.Target {
 			continue
 		}
 		for _, s := range t.Servers {
-			out = append(out, health.Target{Cluster: c, Addr: s.Addr})
+			out = append(out, health.Target{Cluster: c.Name(), Addr: s.Addr})
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -94,7 +95,7 @@ func (o *obSession) changeUserRefusal(id route.Identity) *mysqlproto.SQLError {
 	case id.Tenant != "" && id.Tenant != o.tenant, id.Cluster != "" && id.Cluster != o.cluster.Name():
 		return mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet,
 			"COM_CHANGE_USER to another tenant or cluster is not supported; open a new connection")
-	case id.User == route.UserProxyRO && o.tenant == route.TenantSys && !s.cfg.SkipProxyroCheck:
+	case id.User == topology.UserProxyRO && o.tenant == topology.TenantSys && !s.cfg.SkipProxyroCheck:
 		return mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "Access denied for user '%s'", id.User+"@"+o.tenant)
 	}
 	return nil

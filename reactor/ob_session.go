@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -141,12 +142,12 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		return denied("enable_full_username requires user@tenant#cluster")
 	}
 	if id.Tenant == "" {
-		id.Tenant = route.TenantSys
+		id.Tenant = topology.TenantSys
 	}
 	if id.Cluster == "" {
 		id.Cluster = srv.clusters.Default()
 	}
-	if id.User == route.UserProxyRO && id.Tenant == route.TenantSys && !cfg.SkipProxyroCheck {
+	if id.User == topology.UserProxyRO && id.Tenant == topology.TenantSys && !cfg.SkipProxyroCheck {
 		return denied("proxyro@sys is for proxies only")
 	}
 	s.setIdentity(resp, id)

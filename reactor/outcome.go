@@ -5,8 +5,8 @@ import (
 	"net"
 
 	"obgate/health"
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
-	"obgate/route"
 )
 
 // relayStage says how far a statement got when its relay ended.
@@ -27,7 +27,7 @@ const (
 // answered with an ERR, the stage is stageAnswered and errCode its code.
 type outcome struct {
 	stage   relayStage
-	fail    route.Failure
+	fail    failure.Kind
 	errCode uint16
 	written int64 // bytes of the answer that reached the client
 	err     error // the relay's error (nil when answered)
@@ -53,7 +53,7 @@ func (st *statement) relayEnd(written int64, err error) outcome {
 	case err == nil:
 		o.errCode = s.scanner.ErrCode()
 	case errors.Is(err, errRetryableERR):
-		o.stage, o.fail, o.errCode = stageSent, route.FailHeldERR, s.scanner.ErrCode()
+		o.stage, o.fail, o.errCode = stageSent, failure.HeldERR, s.scanner.ErrCode()
 	case written > 0:
 		o.stage, o.fail = stagePartAnswered, classifyFailure(err)
 	default:
@@ -73,25 +73,25 @@ func reportOutcome(be *serverConn, o outcome) {
 }
 
 // classifyFailure names what err says failed.
-func classifyFailure(err error) route.Failure {
+func classifyFailure(err error) failure.Kind {
 	var se *sessionError
 	if errors.As(err, &se) {
 		switch se.source {
 		case QuitClientNetwork, QuitClientProto:
-			return route.FailClient
+			return failure.Client
 		case QuitServerProto:
-			return route.FailProtocol
+			return failure.Protocol
 		}
 	}
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return route.FailTimeout
+		return failure.Timeout
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum), errors.Is(err, mysqlproto.ErrOB20HeaderChecksum),
 		errors.Is(err, mysqlproto.ErrOB20Sequence), errors.Is(err, mysqlproto.ErrOB20Malformed):
-		return route.FailProtocol
+		return failure.Protocol
 	}
-	return route.FailTransport
+	return failure.Transport
 }
 
 // releaseKept ends the hold on the request kept for a resend: called once

@@ -8,6 +8,7 @@ import (
 
 	"obgate/config"
 	"obgate/health"
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -392,7 +393,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 		}
 		// Held like an ERR that says nothing ran: the prepare is obgate's
 		// own, and the client's request is not sent yet.
-		try := st.try(outcome{fail: route.FailHeldERR})
+		try := st.try(outcome{fail: failure.HeldERR})
 		try.Kept = true
 		if !route.MayResend(try) {
 			if !isERR && s.inTrans.Load() {

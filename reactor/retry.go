@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -62,7 +63,7 @@ func (st *statement) try(o outcome) route.Try {
 // mayRetry reports whether the statement could go again after an ERR
 // that says nothing ran.
 func (st *statement) mayRetry() bool {
-	return route.MayResend(st.try(outcome{fail: route.FailHeldERR}))
+	return route.MayResend(st.try(outcome{fail: failure.HeldERR}))
 }
 
 // mayResend reports whether the kept request may go to another server
@@ -150,7 +151,7 @@ func (st *statement) resendKept(o outcome) bool {
 	if failed := s.backend; failed != nil {
 		from = failed.addr
 		st.tried = append(st.tried, failed.addr)
-		if o.fail != route.FailHeldERR {
+		if o.fail != failure.HeldERR {
 			s.diagServerLost(failed, o.err) // it broke under the statement
 		}
 		s.side.drop(failed)
@@ -168,7 +169,7 @@ func (st *statement) resendKept(o outcome) bool {
 		be.close()
 		return false
 	}
-	if o.fail == route.FailHeldERR {
+	if o.fail == failure.HeldERR {
 		s.srv.metrics.retried(o.errCode)
 	} else {
 		s.srv.metrics.resent.Inc()

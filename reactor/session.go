@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 	"obgate/route"
 )
@@ -158,7 +159,7 @@ func (s *Session) IsAdmin() bool { return s.admin }
 // IsRootSys reports whether the session is root@sys of an OceanBase
 // cluster, which may run obgate's internal commands as ODP allows.
 func (s *Session) IsRootSys() bool {
-	return s.side.clusterOf() != nil && s.identity.User == route.UserRoot && s.identity.Tenant == route.TenantSys
+	return s.side.clusterOf() != nil && s.identity.User == route.UserRoot && s.identity.Tenant == topology.TenantSys
 }
 
 // Identity is what the login name said.

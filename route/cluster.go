@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 )
 
@@ -107,7 +108,12 @@ func newCluster(name string, id int64, rsList []string, cfg *config.Store, log *
 }
 
 // Name is the cluster name.
-func (c *Cluster) Name() string { return c.name }
+func (c *Cluster) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
 
 // ID is the cluster id given at login (-1 when unknown).
 func (c *Cluster) ID() int64 { return c.id }
@@ -298,7 +304,7 @@ func (c *Cluster) dialProxyRO(ctx context.Context, cfg *config.Config, addr stri
 	for i, stage1 := range passwords {
 		dctx, cancel := context.WithTimeout(ctx, cfg.ShortAsyncTaskTimeout)
 		opts := mysqlproto.ClientOptions{
-			User:           UserProxyRO + "@" + TenantSys,
+			User:           topology.UserProxyRO + "@" + topology.TenantSys,
 			PasswordStage1: stage1,
 			Database:       "oceanbase",
 			Attrs:          []mysqlproto.ConnAttr{{Key: "__proxy_version", Value: "obgate"}},
@@ -378,7 +384,7 @@ func (c *Cluster) checkClusterName(cl *mysqlproto.Client) error {
 
 // load reads zones, servers and tenants with ODP's 4.x queries.
 func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
-	t := &Table{Cluster: c.name, ClusterID: c.id, Zones: map[string]*Zone{}, Tenants: map[string]*Tenant{}, Refreshed: time.Now()}
+	t := &Table{Cluster: c.name, ClusterID: c.id, Zones: map[string]*topology.Zone{}, Tenants: map[string]*Tenant{}, Refreshed: time.Now()}
 	zones, err := cl.Query(sqlZones)
 	if err != nil {
 		return nil, fmt.Errorf("zones: %w", err)
@@ -387,7 +393,7 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 		return nil, errors.New("zones: empty result")
 	}
 	for i := range zones.Rows {
-		z := &Zone{
+		z := &topology.Zone{
 			Name:   zones.String(i, "zone"),
 			Region: orDefault(zones.String(i, "region"), "default_region"),
 			IDC:    orDefault(zones.String(i, "spare4"), "default_idc"),
@@ -395,9 +401,9 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 		}
 		switch zones.String(i, "status") {
 		case "ACTIVE":
-			z.State = ZoneActive
+			z.State = topology.ZoneActive
 		case "INACTIVE":
-			z.State = ZoneUpgrade
+			z.State = topology.ZoneUpgrade
 		default:
 			return nil, fmt.Errorf("zone %s: unknown status %q", z.Name, zones.String(i, "status"))
 		}
@@ -420,7 +426,7 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 			c.log.Warn("skipping server with bad row", "ip", servers.String(i, "svr_ip"), "port", servers.String(i, "svr_port"), "status", servers.String(i, "status"))
 			continue
 		}
-		t.Servers = append(t.Servers, &Server{
+		t.Servers = append(t.Servers, &topology.Server{
 			Addr: joinHostPort(servers.String(i, "svr_ip"), port), RPCPort: rpc,
 			Zone: zone, Status: servers.String(i, "status"), State: st,
 		})
@@ -439,8 +445,8 @@ func (c *Cluster) load(cl *mysqlproto.Client) (*Table, error) {
 		}
 		t.Tenants[ten.Name] = ten
 	}
-	if _, ok := t.Tenants[TenantSys]; !ok {
-		t.Tenants[TenantSys] = &Tenant{Name: TenantSys, ID: 1, Status: "NORMAL"}
+	if _, ok := t.Tenants[topology.TenantSys]; !ok {
+		t.Tenants[topology.TenantSys] = &Tenant{Name: topology.TenantSys, ID: 1, Status: "NORMAL"}
 	}
 	if vars, err := cl.Query(sqlSysVariables); err == nil {
 		t.SysVars = make(map[string]string, len(vars.Rows))

@@ -17,10 +17,8 @@ type Identity struct {
 // Special tenants and users.
 const (
 	TenantProxySys = "proxysys"
-	TenantSys      = "sys"
 	UserRoot       = "root"
 	UserInspector  = "inspector"
-	UserProxyRO    = "proxyro"
 )
 
 // IsProxySys reports whether the identity is an obgate administrator

@@ -3,6 +3,8 @@ package route
 import (
 	"strings"
 	"sync/atomic"
+
+	"obgate/internal/topology"
 )
 
 // LDCClass is where a server is from the proxy's point of view (logical
@@ -82,7 +84,7 @@ func (t *Table) ldc(idc string) *ldcView {
 }
 
 // class returns the LDC class of a server (nil: not listed).
-func (v *ldcView) class(s *Server) LDCClass {
+func (v *ldcView) class(s *topology.Server) LDCClass {
 	if !v.enabled {
 		return SameIDC
 	}

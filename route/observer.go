@@ -1,13 +1,19 @@
 package route
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"obgate/internal/topology"
+)
 
 // TableObserver is told about every routing-table snapshot a cluster
 // publishes; health's status blocklist satisfies it. TableChanged runs on
 // the goroutine that loaded the table (the cluster's refresh loop, or the
 // first login waiting in Ready) and must not block for long.
 type TableObserver interface {
-	TableChanged(c *Cluster, t *Table)
+	// TableChanged gives the named cluster's servers as of the snapshot
+	// with the given generation; servers is the snapshot's, read-only.
+	TableChanged(cluster string, generation uint64, servers []*topology.Server)
 }
 
 // observerHook is shared by a Clusters and its clusters.
@@ -23,7 +29,7 @@ func (cs *Clusters) SetTableObserver(o TableObserver) {
 	cs.observer.Store(&o)
 	for _, c := range cs.All() {
 		if t := c.Table(); t != nil {
-			o.TableChanged(c, t)
+			o.TableChanged(c.name, t.Generation, t.Servers)
 		}
 	}
 }
@@ -34,6 +40,6 @@ func (c *Cluster) published(t *Table) {
 		return
 	}
 	if o := c.observer.Load(); o != nil {
-		(*o).TableChanged(c, t)
+		(*o).TableChanged(c.name, t.Generation, t.Servers)
 	}
 }

@@ -3,6 +3,7 @@ package route
 import (
 	"strings"
 
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
 )
 
@@ -12,36 +13,6 @@ import (
 // reads weakly at all. They are data and pure functions; the session
 // reports what happened and obeys. health judges what an outcome says of
 // the server (AliveFailure and friends).
-
-// Failure says how a try of a statement on a server ended, when the client
-// did not get the server's whole answer.
-type Failure uint8
-
-const (
-	FailNone      Failure = iota // the answer reached the client
-	FailClient                   // the client's connection broke or the client broke the protocol
-	FailTransport                // the server connection broke (EOF, reset, refused write)
-	FailProtocol                 // the server broke the protocol (bad checksum, out of step)
-	FailTimeout                  // the server did not answer in time
-	FailHeldERR                  // the server answered an ERR that was held back to send the statement elsewhere
-)
-
-// String names the failure for logs and metrics.
-func (f Failure) String() string {
-	switch f {
-	case FailClient:
-		return "client"
-	case FailTransport:
-		return "server_transport"
-	case FailProtocol:
-		return "server_protocol"
-	case FailTimeout:
-		return "timeout"
-	case FailHeldERR:
-		return "server_err"
-	}
-	return "none"
-}
 
 // ResendableERR reports the server error codes after which a statement
 // goes to another server, write or read: the server says it did not run
@@ -95,8 +66,8 @@ func LocationFixFor(code uint16) LocationFix {
 // Try describes a statement whose try on a server failed before any byte
 // of the answer reached the client, as the session knows it.
 type Try struct {
-	Failure Failure
-	// Code is the ERR's code for FailHeldERR.
+	Failure failure.Kind
+	// Code is the ERR's code for failure.HeldERR.
 	Code uint16
 	// ReadOnly: the statement was read whole and only reads, so running
 	// it twice changes nothing (a SELECT without locks, or the execute
@@ -133,9 +104,9 @@ func MayResend(t Try) bool {
 		return false
 	}
 	switch t.Failure {
-	case FailHeldERR:
+	case failure.HeldERR:
 		return true
-	case FailTransport, FailProtocol:
+	case failure.Transport, failure.Protocol:
 		return t.ReadOnly
 	}
 	return false

@@ -3,6 +3,7 @@ package route
 import (
 	"testing"
 
+	"obgate/internal/failure"
 	"obgate/mysqlproto"
 )
 
@@ -61,21 +62,21 @@ func TestMayResend(t *testing.T) {
 		try  Try
 		want bool
 	}{
-		{"held ERR of a write", with(func(t *Try) { t.Failure = FailHeldERR; t.Code = mysqlproto.OBServerIsStopping }), true},
-		{"held ERR of a read", with(func(t *Try) { t.Failure = FailHeldERR; t.ReadOnly = true }), true},
-		{"broken connection, read", with(func(t *Try) { t.Failure = FailTransport; t.ReadOnly = true }), true},
-		{"broken connection, write", with(func(t *Try) { t.Failure = FailTransport }), false},
-		{"bad checksum, read", with(func(t *Try) { t.Failure = FailProtocol; t.ReadOnly = true }), true},
-		{"bad checksum, write", with(func(t *Try) { t.Failure = FailProtocol }), false},
-		{"timeout, read", with(func(t *Try) { t.Failure = FailTimeout; t.ReadOnly = true }), false},
-		{"client broke", with(func(t *Try) { t.Failure = FailClient; t.ReadOnly = true }), false},
+		{"held ERR of a write", with(func(t *Try) { t.Failure = failure.HeldERR; t.Code = mysqlproto.OBServerIsStopping }), true},
+		{"held ERR of a read", with(func(t *Try) { t.Failure = failure.HeldERR; t.ReadOnly = true }), true},
+		{"broken connection, read", with(func(t *Try) { t.Failure = failure.Transport; t.ReadOnly = true }), true},
+		{"broken connection, write", with(func(t *Try) { t.Failure = failure.Transport }), false},
+		{"bad checksum, read", with(func(t *Try) { t.Failure = failure.Protocol; t.ReadOnly = true }), true},
+		{"bad checksum, write", with(func(t *Try) { t.Failure = failure.Protocol }), false},
+		{"timeout, read", with(func(t *Try) { t.Failure = failure.Timeout; t.ReadOnly = true }), false},
+		{"client broke", with(func(t *Try) { t.Failure = failure.Client; t.ReadOnly = true }), false},
 		{"answered", with(func(t *Try) { t.ReadOnly = true }), false},
-		{"not kept (streamed)", with(func(t *Try) { t.Failure = FailTransport; t.ReadOnly = true; t.Kept = false }), false},
-		{"bound to the server", with(func(t *Try) { t.Failure = FailHeldERR; t.Bound = true }), false},
-		{"stopped by a KILL", with(func(t *Try) { t.Failure = FailTransport; t.ReadOnly = true; t.Stopped = true }), false},
-		{"budget left", with(func(t *Try) { t.Failure = FailTransport; t.ReadOnly = true; t.Resends = 1 }), true},
-		{"budget spent", with(func(t *Try) { t.Failure = FailTransport; t.ReadOnly = true; t.Resends = 2 }), false},
-		{"no budget", with(func(t *Try) { t.Failure = FailHeldERR; t.Budget = 0 }), false},
+		{"not kept (streamed)", with(func(t *Try) { t.Failure = failure.Transport; t.ReadOnly = true; t.Kept = false }), false},
+		{"bound to the server", with(func(t *Try) { t.Failure = failure.HeldERR; t.Bound = true }), false},
+		{"stopped by a KILL", with(func(t *Try) { t.Failure = failure.Transport; t.ReadOnly = true; t.Stopped = true }), false},
+		{"budget left", with(func(t *Try) { t.Failure = failure.Transport; t.ReadOnly = true; t.Resends = 1 }), true},
+		{"budget spent", with(func(t *Try) { t.Failure = failure.Transport; t.ReadOnly = true; t.Resends = 2 }), false},
+		{"no budget", with(func(t *Try) { t.Failure = failure.HeldERR; t.Budget = 0 }), false},
 	} {
 		if got := MayResend(c.try); got != c.want {
 			t.Errorf("%s: MayResend(%+v) = %v, want %v", c.name, c.try, got, c.want)

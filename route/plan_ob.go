@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 )
 
@@ -98,7 +99,7 @@ const maxStackCands = 48
 
 type planCand struct {
 	addr  string
-	srv   *Server
+	srv   *topology.Server
 	f     candFacts
 	first bool // the leader of a strong statement, or the session's cached server
 	pass  int  // 0 available, 1 unavailable, 2 already tried

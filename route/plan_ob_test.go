@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/topology"
 	"obgate/mysqlproto"
 )
 
@@ -25,20 +26,20 @@ type testCluster struct {
 func newTestCluster(t *testing.T, ro bool) *testCluster {
 	t.Helper()
 	c := newCluster("c", -1, nil, config.NewStore(config.Default()), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	tab := &Table{Cluster: "c", Zones: map[string]*Zone{}, Tenants: map[string]*Tenant{}, Refreshed: time.Now()}
-	zones := []*Zone{
+	tab := &Table{Cluster: "c", Zones: map[string]*topology.Zone{}, Tenants: map[string]*Tenant{}, Refreshed: time.Now()}
+	zones := []*topology.Zone{
 		{Name: "z1", IDC: "hz1", Region: "hz", Type: "ReadWrite"},
 		{Name: "z2", IDC: "hz2", Region: "hz", Type: "ReadWrite"},
 		{Name: "z3", IDC: "sh1", Region: "sh", Type: "ReadWrite"},
 	}
 	if ro {
-		zones = append(zones, &Zone{Name: "z4", IDC: "hz1", Region: "hz", Type: "ReadOnly"})
+		zones = append(zones, &topology.Zone{Name: "z4", IDC: "hz1", Region: "hz", Type: "ReadOnly"})
 	}
 	var addrs []string
 	for i, z := range zones {
 		tab.Zones[z.Name] = z
 		addr := "a" + string(rune('1'+i)) + ":1"
-		tab.Servers = append(tab.Servers, &Server{Addr: addr, Zone: z})
+		tab.Servers = append(tab.Servers, &topology.Server{Addr: addr, Zone: z})
 		addrs = append(addrs, addr)
 	}
 	tab.Tenants["t"] = &Tenant{Name: "t", ID: 1002, PrimaryZone: "z2;z1,z3"}

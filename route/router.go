@@ -15,9 +15,9 @@ import (
 // the statement path from many goroutines at once: they must answer from
 // atomic loads, without locks or I/O.
 type Availability interface {
-	// Available reports whether the server at addr (ip:port) of cluster
-	// (nil in mysql routing mode) may be sent new requests.
-	Available(cluster *Cluster, addr string) bool
+	// Available reports whether the server at addr (ip:port) of the named
+	// cluster ("" in mysql routing mode) may be sent new requests.
+	Available(cluster, addr string) bool
 }
 
 // Request is what a session tells the router about the statement it is
@@ -215,5 +215,5 @@ func (r *Router) passOf(c *Cluster, tried []string, addr string) int {
 }
 
 func (r *Router) available(c *Cluster, addr string) bool {
-	return r.avail == nil || r.avail.Available(c, addr)
+	return r.avail == nil || r.avail.Available(c.Name(), addr)
 }

@@ -9,7 +9,7 @@ import (
 // blockSet is an Availability that lists blocked addresses.
 type blockSet map[string]bool
 
-func (b blockSet) Available(_ *Cluster, addr string) bool { return !b[addr] }
+func (b blockSet) Available(_, addr string) bool { return !b[addr] }
 
 func TestPlanMySQLRoundRobinAndBlockedLast(t *testing.T) {
 	r := NewRouter(blockSet{"b:1": true})
