@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -103,7 +104,7 @@ func checkFile(path string, data []byte, c *Config) []error {
 			bad = append(bad, &lineError{e.line, err})
 		}
 	}
-	slices.SortStableFunc(bad, func(a, b *lineError) int { return a.line - b.line })
+	slices.SortStableFunc(bad, func(a, b *lineError) int { return cmp.Compare(a.line, b.line) })
 	problems := make([]error, len(bad))
 	for i, le := range bad {
 		problems[i] = fmt.Errorf("%s:%d: %w", path, le.line, le.err)

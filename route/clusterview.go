@@ -1,6 +1,7 @@
 package route
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -82,10 +83,7 @@ func (t *Table) IDCs() []IDCRegion {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].IDC != out[j].IDC {
-			return out[i].IDC < out[j].IDC
-		}
-		return out[i].Region < out[j].Region
+		return cmp.Or(cmp.Compare(out[i].IDC, out[j].IDC), cmp.Compare(out[i].Region, out[j].Region)) < 0
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"sync"
@@ -307,13 +308,8 @@ func (lc *locationCache) entries() []*TableEntry {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Tenant != b.Tenant {
-			return a.Tenant < b.Tenant
-		}
-		if a.Database != b.Database {
-			return a.Database < b.Database
-		}
-		return a.Table < b.Table
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Database, b.Database),
+			cmp.Compare(a.Table, b.Table)) < 0
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"cmp"
 	"time"
 
 	"obgate/internal/obpart"
@@ -78,40 +79,20 @@ func classOf(t mysqlproto.OBObjType, coll int64) (colClass, obpart.Coll) {
 func compareInts(ak kkind, a int64, bk kkind, b int64) int {
 	switch {
 	case ak == bk && ak == kUint:
-		return cmpU(uint64(a), uint64(b))
+		return cmp.Compare(uint64(a), uint64(b))
 	case ak == bk:
-		return cmpI(a, b)
+		return cmp.Compare(a, b)
 	case ak == kUint: // b signed
 		if b < 0 || uint64(a) > uint64(b) {
 			return 1
 		}
-		return cmpU(uint64(a), uint64(b))
+		return cmp.Compare(uint64(a), uint64(b))
 	default: // a signed, b unsigned
 		if a < 0 || uint64(a) < uint64(b) {
 			return -1
 		}
-		return cmpU(uint64(a), uint64(b))
+		return cmp.Compare(uint64(a), uint64(b))
 	}
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // rank orders the kinds that do not compare by content: NULL first,
@@ -134,7 +115,7 @@ func (k kkind) isInt() bool { return k == kInt || k == kUint }
 // compared (a string against an integer).
 func compareKV(c *keyCol, a kval, as []byte, b kval, bs []byte) int {
 	if ra, rb := a.kind.rank(), b.kind.rank(); ra != rb || ra != 1 {
-		return cmpI(int64(ra), int64(rb))
+		return cmp.Compare(ra, rb)
 	}
 	switch {
 	case a.kind.isInt() && b.kind.isInt():
@@ -142,7 +123,7 @@ func compareKV(c *keyCol, a kval, as []byte, b kval, bs []byte) int {
 	case a.kind != b.kind:
 		return 2
 	case a.kind == kDate || a.kind == kTime:
-		return cmpI(a.i, b.i)
+		return cmp.Compare(a.i, b.i)
 	case a.kind == kDec:
 		da, oka := obpart.DecimalFromBytes(as)
 		db, okb := obpart.DecimalFromBytes(bs)

@@ -1,6 +1,9 @@
 package obpart
 
-import "bytes"
+import (
+	"bytes"
+	"cmp"
+)
 
 // Coll is a collation a partition key string may have, as far as
 // placement is concerned.
@@ -118,10 +121,10 @@ func compareGeneralCI(a, b []byte) int {
 			if r := bytes.Compare(a[:min(len(a), len(b))], b[:min(len(a), len(b))]); r != 0 {
 				return r
 			}
-			return cmpInt(len(a), len(b))
+			return cmp.Compare(len(a), len(b))
 		}
 		if wa, wb := GeneralCIWeight(ra), GeneralCIWeight(rb); wa != wb {
-			return cmpInt(int(wa), int(wb))
+			return cmp.Compare(wa, wb)
 		}
 		a, b = a[na:], b[nb:]
 	}
@@ -143,16 +146,6 @@ func comparePadded(a, b []byte) int {
 			}
 			return sign
 		}
-	}
-	return 0
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }

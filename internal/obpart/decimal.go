@@ -1,6 +1,7 @@
 package obpart
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math/bits"
 )
@@ -159,11 +160,8 @@ func (d *Decimal) Compare(o *Decimal) int {
 	}
 	a, b := d.words(), o.words()
 	for i := 3; i >= 0; i-- {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(a[i], b[i]); c != 0 {
+			return c
 		}
 	}
 	return 0
