@@ -107,12 +107,7 @@ const (
 
 var consistencyNames = [...]string{"DEFAULT", "STRONG", "WEAK", "FROZEN"}
 
-func (c Consistency) String() string {
-	if int(c) < len(consistencyNames) {
-		return consistencyNames[c]
-	}
-	return "UNKNOWN"
-}
+func (c Consistency) String() string { return enumName(c, consistencyNames[:]) }
 
 // TxnOp is the transaction control a statement performs.
 type TxnOp uint8
@@ -138,12 +133,7 @@ var txnOpNames = [...]string{
 	"RELEASE SAVEPOINT", "XA START", "XA END", "XA PREPARE", "XA COMMIT", "XA ROLLBACK",
 }
 
-func (t TxnOp) String() string {
-	if int(t) < len(txnOpNames) {
-		return txnOpNames[t]
-	}
-	return "UNKNOWN"
-}
+func (t TxnOp) String() string { return enumName(t, txnOpNames[:]) }
 
 // KillInfo is a KILL [CONNECTION | QUERY] id statement: OK is true only
 // when the text is exactly that (trailing ';' allowed) and id fits 32

@@ -20,12 +20,7 @@ const (
 
 var ldcNames = [...]string{"SAME_IDC", "SAME_REGION", "OTHER_REGION"}
 
-func (c LDCClass) String() string {
-	if int(c) < len(ldcNames) {
-		return ldcNames[c]
-	}
-	return "UNKNOWN"
-}
+func (c LDCClass) String() string { return enumName(c, ldcNames[:]) }
 
 // ldcView is how one IDC name classifies a table's zones. Immutable.
 type ldcView struct {

@@ -23,12 +23,7 @@ const (
 
 var entryStateNames = [...]string{"BORN", "BUILDING", "AVAIL", "DIRTY", "UPDATING", "DELETED"}
 
-func (s EntryState) String() string {
-	if int(s) < len(entryStateNames) {
-		return entryStateNames[s]
-	}
-	return "UNKNOWN"
-}
+func (s EntryState) String() string { return enumName(s, entryStateNames[:]) }
 
 // Replica is one replica of a tablet.
 type Replica struct {
