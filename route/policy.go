@@ -36,43 +36,35 @@ var policyNames = [...]string{
 	"FORCE_READONLY_ZONE",
 }
 
-func (p RoutePolicy) String() string {
-	if int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return "UNKNOWN"
-}
+func (p RoutePolicy) String() string { return enumName(p, policyNames[:]) }
 
 // WeakPolicy reads a weak-read policy name (@proxy_route_policy or
 // proxy_route_policy), case-insensitively; ok is false for names that are
 // not weak-read policies (ODP then uses its default).
 func WeakPolicy(name string) (RoutePolicy, bool) {
-	switch strings.ToUpper(strings.TrimSpace(name)) {
-	case "FOLLOWER_FIRST":
-		return FollowerFirst, true
-	case "UNMERGE_FOLLOWER_FIRST":
-		return UnmergeFollowerFirst, true
-	case "FOLLOWER_ONLY":
-		return FollowerOnly, true
-	case "FORCE_READONLY_ZONE":
-		return ForceReadonlyZone, true
+	name = strings.ToUpper(strings.TrimSpace(name))
+	for _, p := range weakPolicies {
+		if p.String() == name {
+			return p, true
+		}
 	}
 	return 0, false
 }
 
+// weakPolicies are the policies a weak read may name.
+var weakPolicies = [...]RoutePolicy{FollowerFirst, UnmergeFollowerFirst, FollowerOnly, ForceReadonlyZone}
+
 // obRoutePolicy maps the session variable ob_route_policy (0–3) to a
 // policy; READONLY_ZONE_FIRST is OceanBase's default.
 func obRoutePolicy(v int) RoutePolicy {
-	switch v {
-	case 0:
-		return MergeIDCOrder
-	case 2:
-		return OnlyReadonlyZone
-	case 3:
-		return UnmergeZoneFirst
+	if v >= 0 && v < len(obRoutePolicies) {
+		return obRoutePolicies[v]
 	}
 	return ReadonlyZoneFirst
 }
+
+// obRoutePolicies are the policies of ob_route_policy's values, by value.
+var obRoutePolicies = [...]RoutePolicy{MergeIDCOrder, ReadonlyZoneFirst, OnlyReadonlyZone, UnmergeZoneFirst}
 
 // candFacts are what a policy ranks a candidate by.
 type candFacts struct {
@@ -83,38 +75,44 @@ type candFacts struct {
 	dup      bool // a duplicated replica
 }
 
-// classPat matches candidates: each field is -1 (any) or the value asked
-// for. ldc is 0 A (SAME_IDC), 1 B (SAME_REGION), 2 C (OTHER_REGION).
-type classPat struct{ ldc, holds, ro, leader, dup int8 }
+// classPat matches candidates: each fact (patLDC … patDup) is -1 (any)
+// or the value asked for. patLDC is 0 A (SAME_IDC), 1 B (SAME_REGION),
+// 2 C (OTHER_REGION); the others are 1 for true, 0 for false.
+type classPat [patFacts]int8
+
+// The facts a classPat asks for.
+const (
+	patLDC    = iota // the candidate's LDC class
+	patHolds         // candFacts.holds
+	patRO            // candFacts.readOnly
+	patLeader        // candFacts.leader
+	patDup           // candFacts.dup
+	patFacts
+)
+
+// classLetters are the letters of ODP's class names, each with the fact
+// it sets and the value it asks for.
+var classLetters = [...]struct {
+	letter byte
+	fact   int
+	want   int8
+}{
+	{'A', patLDC, 0}, {'B', patLDC, 1}, {'C', patLDC, 2},
+	{'P', patHolds, 1}, {'T', patHolds, 0}, {'R', patRO, 1}, {'W', patRO, 0},
+	{'F', patLeader, 0}, {'L', patLeader, 1}, {'D', patDup, 1},
+}
 
 // pat reads a class name of ODP's order tables: A/B/C, then P (holds the
 // partition) or T (a tenant server), R/W (read-only or read-write zone),
 // F/L (follower or leader), D (duplicated replica), in any order after
 // the LDC letter.
 func pat(name string) classPat {
-	p := classPat{ldc: -1, holds: -1, ro: -1, leader: -1, dup: -1}
+	p := classPat{-1, -1, -1, -1, -1}
 	for i := 0; i < len(name); i++ {
-		switch name[i] {
-		case 'A':
-			p.ldc = 0
-		case 'B':
-			p.ldc = 1
-		case 'C':
-			p.ldc = 2
-		case 'P':
-			p.holds = 1
-		case 'T':
-			p.holds = 0
-		case 'R':
-			p.ro = 1
-		case 'W':
-			p.ro = 0
-		case 'F':
-			p.leader = 0
-		case 'L':
-			p.leader = 1
-		case 'D':
-			p.dup = 1
+		for _, l := range classLetters {
+			if l.letter == name[i] {
+				p[l.fact] = l.want
+			}
 		}
 	}
 	return p
@@ -122,8 +120,8 @@ func pat(name string) classPat {
 
 func (p classPat) match(c candFacts) bool {
 	is := func(want int8, v bool) bool { return want < 0 || (want == 1) == v }
-	return (p.ldc < 0 || int(p.ldc) == int(c.ldc)) && is(p.holds, c.holds) && is(p.ro, c.readOnly) &&
-		is(p.leader, c.leader) && is(p.dup, c.dup)
+	return (p[patLDC] < 0 || int(p[patLDC]) == int(c.ldc)) && is(p[patHolds], c.holds) &&
+		is(p[patRO], c.readOnly) && is(p[patLeader], c.leader) && is(p[patDup], c.dup)
 }
 
 func pats(names ...string) []classPat {
@@ -134,51 +132,60 @@ func pats(names ...string) []classPat {
 	return out
 }
 
+// classOrder is a policy's class list, plain and _OPTIMIZED.
+type classOrder struct{ plain, opt []classPat }
+
 // The order tables of ODP (ob_ldc_route.cpp) without the merging classes,
-// and their _OPTIMIZED forms, which put the other region's partition
+// each with its _OPTIMIZED form, which puts the other region's partition
 // holders before the local tenant servers.
 var (
-	orderMergeIDC         = pats("AP", "BP", "AT", "BT", "CP", "CT")
-	orderMergeIDCOpt      = pats("AP", "BP", "CP", "AT", "BT", "CT")
-	orderReadonlyFirst    = pats("ARP", "BRP", "AWP", "BWP", "ART", "BRT", "AWT", "BWT", "CRP", "CWP", "CRT", "CWT")
-	orderReadonlyFirstOpt = pats("ARP", "BRP", "AWP", "BWP", "CRP", "CWP", "ART", "BRT", "AWT", "BWT", "CRT", "CWT")
-	orderOnlyReadonly     = pats("ARP", "BRP", "ART", "BRT", "CRP", "CRT")
-	orderOnlyReadonlyOpt  = pats("ARP", "BRP", "CRP", "ART", "BRT", "CRT")
-	orderOnlyReadwrite    = pats("AWP", "BWP", "AWT", "BWT", "CWP", "CWT")
-	orderOnlyReadwriteOpt = pats("AWP", "BWP", "CWP", "AWT", "BWT", "CWT")
-	orderFollowerFirst    = pats("APF", "BPF", "APL", "BPL", "AT", "BT", "CPF", "CPL", "CT")
-	orderFollowerFirstOpt = pats("APF", "BPF", "APL", "BPL", "CPF", "CPL", "AT", "BT", "CT")
-	orderFollowerOnly     = pats("APF", "BPF", "AT", "BT", "CPF", "CT")
-	orderFollowerOnlyOpt  = pats("APF", "BPF", "CPF", "AT", "BT", "CT")
-	orderDupReplicaFirst  = pats("APD", "BPD", "CPD", "AP", "BP", "CP", "AT", "BT", "CT")
-	orderRandomCandidates = pats("P", "T")
+	orderMergeIDC = classOrder{pats("AP", "BP", "AT", "BT", "CP", "CT"),
+		pats("AP", "BP", "CP", "AT", "BT", "CT")}
+	orderReadonlyFirst = classOrder{pats("ARP", "BRP", "AWP", "BWP", "ART", "BRT", "AWT", "BWT", "CRP", "CWP", "CRT", "CWT"),
+		pats("ARP", "BRP", "AWP", "BWP", "CRP", "CWP", "ART", "BRT", "AWT", "BWT", "CRT", "CWT")}
+	orderOnlyReadonly = classOrder{pats("ARP", "BRP", "ART", "BRT", "CRP", "CRT"),
+		pats("ARP", "BRP", "CRP", "ART", "BRT", "CRT")}
+	orderOnlyReadwrite = classOrder{pats("AWP", "BWP", "AWT", "BWT", "CWP", "CWT"),
+		pats("AWP", "BWP", "CWP", "AWT", "BWT", "CWT")}
+	orderFollowerFirst = classOrder{pats("APF", "BPF", "APL", "BPL", "AT", "BT", "CPF", "CPL", "CT"),
+		pats("APF", "BPF", "APL", "BPL", "CPF", "CPL", "AT", "BT", "CT")}
+	orderFollowerOnly = classOrder{pats("APF", "BPF", "AT", "BT", "CPF", "CT"),
+		pats("APF", "BPF", "CPF", "AT", "BT", "CT")}
+	orderDupReplicaFirst  = sameOrder(pats("APD", "BPD", "CPD", "AP", "BP", "CP", "AT", "BT", "CT"))
+	orderRandomCandidates = sameOrder(pats("P", "T"))
 )
+
+// sameOrder is the classOrder of a policy without an _OPTIMIZED form.
+func sameOrder(classes []classPat) classOrder { return classOrder{classes, classes} }
+
+// policyOrders are the class lists of the policies, by policy; a policy
+// past the end orders as MERGE_IDC_ORDER.
+var policyOrders = [...]classOrder{
+	MergeIDCOrder:            orderMergeIDC,
+	ReadonlyZoneFirst:        orderReadonlyFirst,
+	OnlyReadonlyZone:         orderOnlyReadonly,
+	OnlyReadwriteZone:        orderOnlyReadwrite,
+	UnmergeZoneFirst:         orderReadonlyFirst,
+	FollowerFirst:            orderFollowerFirst,
+	UnmergeFollowerFirst:     orderFollowerFirst,
+	FollowerOnly:             orderFollowerOnly,
+	DupReplicaFirst:          orderDupReplicaFirst,
+	PrimaryZoneFirst:         orderMergeIDC,
+	ProxyPrimaryZoneNameOnly: orderRandomCandidates,
+	TargetDBServerOnly:       orderRandomCandidates,
+	ForceReadonlyZone:        orderOnlyReadonly,
+}
 
 // order returns p's class list.
 func (p RoutePolicy) order(optimized bool) []classPat {
-	pick := func(plain, opt []classPat) []classPat {
-		if optimized {
-			return opt
-		}
-		return plain
+	o := &policyOrders[MergeIDCOrder]
+	if int(p) < len(policyOrders) {
+		o = &policyOrders[p]
 	}
-	switch p {
-	case ReadonlyZoneFirst, UnmergeZoneFirst:
-		return pick(orderReadonlyFirst, orderReadonlyFirstOpt)
-	case OnlyReadonlyZone, ForceReadonlyZone:
-		return pick(orderOnlyReadonly, orderOnlyReadonlyOpt)
-	case OnlyReadwriteZone:
-		return pick(orderOnlyReadwrite, orderOnlyReadwriteOpt)
-	case FollowerFirst, UnmergeFollowerFirst:
-		return pick(orderFollowerFirst, orderFollowerFirstOpt)
-	case FollowerOnly:
-		return pick(orderFollowerOnly, orderFollowerOnlyOpt)
-	case DupReplicaFirst:
-		return orderDupReplicaFirst
-	case ProxyPrimaryZoneNameOnly, TargetDBServerOnly:
-		return orderRandomCandidates
+	if optimized {
+		return o.opt
 	}
-	return pick(orderMergeIDC, orderMergeIDCOpt)
+	return o.plain
 }
 
 // rank returns a candidate's place under p (lower first), or ok false
