@@ -140,37 +140,26 @@ func (st *calcState) fail(how string) {
 
 // skipParens skips from the '(' at the current token to the token after
 // its ')'.
-func (st *calcState) skipParens() {
-	depth := 0
-	for st.tok.kind != tEOF {
-		switch {
-		case st.punct('('):
-			depth++
-		case st.punct(')'):
-			depth--
-			if depth <= 0 {
-				st.next()
-				return
-			}
-		}
-		st.next()
-	}
-}
+func (st *calcState) skipParens() { st.skipClosing(0) }
 
 // skipToClose skips to the token after the ')' that closes the
 // parenthesis the scanner is in.
-func (st *calcState) skipToClose() {
-	depth := 0
+func (st *calcState) skipToClose() { st.skipClosing(1) }
+
+// skipClosing skips to the token after the ')' that leaves no parenthesis
+// open; open is how many are open before the current token (0 at a '('
+// to skip, 1 inside a parenthesis).
+func (st *calcState) skipClosing(open int) {
 	for st.tok.kind != tEOF {
 		switch {
 		case st.punct('('):
-			depth++
+			open++
 		case st.punct(')'):
-			if depth == 0 {
+			open--
+			if open <= 0 {
 				st.next()
 				return
 			}
-			depth--
 		}
 		st.next()
 	}

@@ -105,9 +105,10 @@ func (lc *locationCache) cached(key []byte) bool {
 		!e.needsUpdate(lc.now(), cfg.DelayUpdateEntryInterval, cfg.LocationExpirePeriodTime)
 }
 
-// waitUpdate blocks until the refresh that updated belongs to has
-// published its result or ctx is done, and returns the slot's entry then:
-// the fresh one, or e itself when the refresh failed or is still running.
+// waitUpdate blocks until the fetch that updated belongs to (a refresh,
+// or the first fetch) has published its result or ctx is done, and
+// returns the slot's entry then: the fresh one, or e itself when the fetch
+// failed or is still running.
 func (lc *locationCache) waitUpdate(ctx context.Context, e *TableEntry, updated <-chan struct{}) *TableEntry {
 	select {
 	case <-updated:
@@ -178,16 +179,7 @@ func (lc *locationCache) wait(ctx context.Context, e *TableEntry) *TableEntry {
 	if e.State() != EntryBuilding || e.ready == nil {
 		return e
 	}
-	select {
-	case <-e.ready:
-	case <-ctx.Done():
-		return e
-	}
-	key := locationKey(nil, e.Tenant, e.Database, []byte(e.Table))
-	if s := (*lc.slots.Load())[string(key)]; s != nil {
-		return s.cur.Load()
-	}
-	return e
+	return lc.waitUpdate(ctx, e, e.ready)
 }
 
 // run fetches queued tables until stop closes. The cluster's refresh
