@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 )
@@ -82,21 +83,21 @@ func TestAttackAdminLogin(t *testing.T) {
 // configured an administrator is still asked again with a fresh one, so
 // a token read off the network does not log anybody in again.
 func TestAttackAdminReplay(t *testing.T) {
-	cfg, err := testkit.OBProxyConfig("127.0.0.1:1", "nowhere", "netpoll")
+	cfg, err := testproxy.OBConfig("127.0.0.1:1", "nowhere", "netpoll")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := testkit.StartProxy(t, cfg)
+	p := testproxy.Start(t, cfg)
 	a, b := dialFrom(t, "127.0.0.1", p.Addr), dialFrom(t, "127.0.0.1", p.Addr)
 	if bytes.Equal(a.Greeting.AuthData, b.Greeting.AuthData) || bytes.Equal(a.Greeting.AuthData, reactor.FixedScramble) {
 		t.Errorf("greeting scrambles %q and %q: want one of its own per session", a.Greeting.AuthData, b.Greeting.AuthData)
 	}
 
-	cfg, err = testkit.OBProxyConfig("127.0.0.1:1", "nowhere", "netpoll", "enable_proxy_scramble", "false")
+	cfg, err = testproxy.OBConfig("127.0.0.1:1", "nowhere", "netpoll", "enable_proxy_scramble", "false")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = testkit.StartProxy(t, cfg)
+	p = testproxy.Start(t, cfg)
 	const pw = "s3cret-admin"
 	adminSet(t, p, "", "obproxy_sys_password", pw)
 	// What a listener saw of an earlier login: the token for the fixed

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -33,7 +34,7 @@ func hostAddr(t *testing.T, ip string) {
 
 // serveOn makes p also accept clients on ip (an address of this machine),
 // and returns that listener's address.
-func serveOn(t *testing.T, p *testkit.Proxy, ip string) string {
+func serveOn(t *testing.T, p *testproxy.Proxy, ip string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -77,7 +78,7 @@ func loginCode(t *testing.T, c *testkit.RawConn, user, password string) uint16 {
 
 // adminSet runs ALTER PROXYCONFIG SET name = value as root@proxysys from
 // loopback, with password (empty for none).
-func adminSet(t *testing.T, p *testkit.Proxy, password, name, value string) {
+func adminSet(t *testing.T, p *testproxy.Proxy, password, name, value string) {
 	t.Helper()
 	c, err := testkit.DialRaw(p.Addr, hangLimit)
 	if err != nil {

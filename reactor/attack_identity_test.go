@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -35,11 +36,11 @@ func TestAttackKillAcrossServers(t *testing.T) {
 			if withHash {
 				kv = append(kv, "mysql_user_hashes", hashes)
 			}
-			cfg, err := testkit.ProxyConfig(srvA+";"+srvB, "netpoll", kv...)
+			cfg, err := testproxy.Config(srvA+";"+srvB, "netpoll", kv...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := testkit.StartProxy(t, cfg)
+			p := testproxy.Start(t, cfg)
 			victim := dialClient(t, p, otherUser, otherPass)
 			vs, _ := p.Server.Session(victim.ConnectionID())
 			var killer *mysqlproto.Client

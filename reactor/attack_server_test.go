@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -38,12 +39,12 @@ func TestAttackClearPasswordToPlainServer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startHostileServer(t, tc.srv)
-			cfg, err := testkit.ProxyConfig(srv.addr(), "netpoll", "client_ssl_cert_file", certFile,
+			cfg, err := testproxy.Config(srv.addr(), "netpoll", "client_ssl_cert_file", certFile,
 				"client_ssl_key_file", keyFile, "enable_client_ssl", "true")
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := testkit.StartProxy(t, cfg)
+			p := testproxy.Start(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 			defer cancel()
 			_, err = mysqlproto.Dial(ctx, p.Addr, mysqlproto.ClientOptions{User: "app", Password: password,
@@ -64,11 +65,11 @@ func TestAttackClearPasswordToPlainServer(t *testing.T) {
 // the request never reaches the client: some clients would answer it.
 func TestAttackLocalInfileNotOffered(t *testing.T) {
 	srv := startHostileServer(t, &hostileServer{onQuery: append([]byte{mysqlproto.LocalInfileHeader}, "/etc/passwd"...)})
-	cfg, err := testkit.ProxyConfig(srv.addr(), "netpoll")
+	cfg, err := testproxy.Config(srv.addr(), "netpoll")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := testkit.StartProxy(t, cfg)
+	p := testproxy.Start(t, cfg)
 	for _, offered := range []bool{false, true} {
 		c, err := testkit.DialRaw(p.Addr, hangLimit)
 		if err != nil {

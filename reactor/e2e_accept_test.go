@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"obgate/config"
+	"obgate/internal/assemble"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/reactor"
@@ -119,16 +121,24 @@ func (h *recordHandler) sum(msg, key string) int64 {
 // them is served.
 func TestE2EAcceptErrors(t *testing.T) {
 	testkit.CheckLeaks(t)
-	cfg, err := testkit.ProxyConfig(maria(t).Addr(), "net")
+	cfg, err := testproxy.Config(maria(t).Addr(), "net")
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &recordHandler{next: testkit.NewLogger(t).Handler()}
 	reg := metrics.New()
-	srv, err := reactor.NewServer(reactor.Options{Config: config.NewStore(cfg), Metrics: reg, Logger: slog.New(logs)})
+	store := config.NewStore(cfg)
+	parts, err := assemble.Build(store, slog.New(logs), nil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer parts.Close()
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: slog.New(logs),
+		Health: parts.Health, Router: parts.Router, ServerTLS: parts.ServerTLS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts.StartDetect(srv.DetectTargets)
 	real, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

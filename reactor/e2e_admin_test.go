@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -20,7 +21,7 @@ func sha1Hex(s string) string {
 
 // dialErr logs in and returns the error (nil after a good login; the
 // connection is then closed).
-func dialErr(p *testkit.Proxy, user, pass string) error {
+func dialErr(p *testproxy.Proxy, user, pass string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
 	c, err := mysqlproto.Dial(ctx, p.Addr, mysqlproto.ClientOptions{User: user, Password: pass})
@@ -65,7 +66,7 @@ func TestE2EAdminLogin(t *testing.T) {
 				t.Fatalf("right password: %v", err)
 			}
 			out := cli(t, p, "", "-u", "root@proxysys", "-ps3cret", "-N", "-B", "-e", "SELECT PROXY_VERSION()")
-			if strings.TrimSpace(out) != testkit.ProxyVersion {
+			if strings.TrimSpace(out) != testproxy.Version {
 				t.Errorf("mariadb CLI with the password: %q", out)
 			}
 			for _, wrong := range []string{"", "S3cret", "s3cret "} {
@@ -222,7 +223,7 @@ func TestE2EAdminCommands(t *testing.T) {
 			if _, err := o.Query("PING PROXY"); err != nil {
 				t.Errorf("PING PROXY as %s: %v", otherUser, err)
 			}
-			if res, err := o.Query("SELECT PROXY_VERSION()"); err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != testkit.ProxyVersion {
+			if res, err := o.Query("SELECT PROXY_VERSION()"); err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != testproxy.Version {
 				t.Errorf("SELECT PROXY_VERSION() as %s: %v", otherUser, err)
 			}
 			// The rest goes to MariaDB, which does not know them.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -23,7 +24,7 @@ type viewResult struct {
 
 // adminView runs stmt as root@proxysys with the mariadb client and returns
 // its header and rows (empty results print nothing in batch mode).
-func adminView(t *testing.T, p *testkit.Proxy, stmt string) viewResult {
+func adminView(t *testing.T, p *testproxy.Proxy, stmt string) viewResult {
 	t.Helper()
 	out := lines(cli(t, p, "", "-B", "-u", "root@proxysys", "-p"+viewsPass, "-e", stmt))
 	var r viewResult
@@ -39,7 +40,7 @@ func adminView(t *testing.T, p *testkit.Proxy, stmt string) viewResult {
 
 // adminViewErr runs stmt as root@proxysys and returns the client's error
 // output; the statement must fail.
-func adminViewErr(t *testing.T, p *testkit.Proxy, stmt string) string {
+func adminViewErr(t *testing.T, p *testproxy.Proxy, stmt string) string {
 	t.Helper()
 	_, errOut, err := cliResult(p, "", "-B", "-u", "root@proxysys", "-p"+viewsPass, "-e", stmt)
 	if err == nil {
@@ -131,7 +132,7 @@ func TestE2EAdminViews(t *testing.T) {
 			stmt := "SHOW PROXYINFO BINARY"
 			r := adminView(t, p, stmt)
 			r.checkHeader(t, stmt, []string{"name", "info"})
-			if len(r.rows) != 1 || r.rows[0][0] != "binary info" || !strings.HasPrefix(r.rows[0][1], "obgate-"+testkit.ProxyVersion+`\nversion:go`) ||
+			if len(r.rows) != 1 || r.rows[0][0] != "binary info" || !strings.HasPrefix(r.rows[0][1], "obgate-"+testproxy.Version+`\nversion:go`) ||
 				!strings.Contains(r.rows[0][1], `\nREVISION:`) || !strings.Contains(r.rows[0][1], `\nBUILD_TIME:`) {
 				t.Errorf("%s: rows %q", stmt, r.rows)
 			}

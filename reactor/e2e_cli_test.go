@@ -11,6 +11,7 @@ import (
 
 	"obgate/config"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 )
 
 // TestE2ECLI drives obgate with the mariadb command-line client: batch
@@ -140,8 +141,8 @@ func TestE2ECLI(t *testing.T) {
 			if rows := admin("PING PROXY"); len(rows) != 0 {
 				t.Errorf("PING PROXY printed %q, want nothing (an OK)", rows)
 			}
-			if rows := admin("SELECT PROXY_VERSION()"); !slices.Equal(rows, []string{testkit.ProxyVersion}) {
-				t.Errorf("SELECT PROXY_VERSION() = %q, want %q", rows, testkit.ProxyVersion)
+			if rows := admin("SELECT PROXY_VERSION()"); !slices.Equal(rows, []string{testproxy.Version}) {
+				t.Errorf("SELECT PROXY_VERSION() = %q, want %q", rows, testproxy.Version)
 			}
 			if rows := admin("select @@version_comment limit 1"); len(rows) != 1 || !strings.Contains(rows[0], "obgate") {
 				t.Errorf("select @@version_comment = %q, want obgate's", rows)
@@ -162,10 +163,10 @@ func TestE2ECLI(t *testing.T) {
 			if err != nil {
 				t.Fatalf("interactive mariadb: %v\n%s", err, out)
 			}
-			if !strings.Contains(string(out), "obgate "+testkit.ProxyVersion) {
+			if !strings.Contains(string(out), "obgate "+testproxy.Version) {
 				t.Errorf("banner lacks obgate's version comment:\n%s", out)
 			}
-			if !strings.Contains(string(out), "| "+testkit.ProxyVersion) {
+			if !strings.Contains(string(out), "| "+testproxy.Version) {
 				t.Errorf("SELECT PROXY_VERSION() result missing:\n%s", out)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
 )
@@ -22,9 +23,9 @@ import (
 
 // waitDiag waits for a diagnosis line with the given event whose fields
 // include want, and returns it.
-func waitDiag(t *testing.T, p *testkit.Proxy, event string, want map[string]string) testkit.DiagLine {
+func waitDiag(t *testing.T, p *testproxy.Proxy, event string, want map[string]string) testproxy.DiagLine {
 	t.Helper()
-	var found testkit.DiagLine
+	var found testproxy.DiagLine
 	testkit.EventuallyDescribe(t, hangLimit, func() bool {
 		for _, l := range p.DiagLines() {
 			if l.Str("event") != event {
@@ -49,7 +50,7 @@ func waitDiag(t *testing.T, p *testkit.Proxy, event string, want map[string]stri
 }
 
 // onlySession returns the id of the proxy's single client session.
-func onlySession(t *testing.T, p *testkit.Proxy) testkitSession {
+func onlySession(t *testing.T, p *testproxy.Proxy) testkitSession {
 	t.Helper()
 	var ss []testkitSession
 	testkit.Eventually(t, hangLimit, func() bool {

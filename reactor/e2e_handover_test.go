@@ -15,7 +15,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"golang.org/x/sys/unix"
+
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 )
@@ -44,7 +46,7 @@ func handoverPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 
 // linkServers has from hand its sessions to to, as a hot upgrade's commit
 // does (from's Shutdown then moves them).
-func linkServers(t *testing.T, from, to *testkit.Proxy) {
+func linkServers(t *testing.T, from, to *testproxy.Proxy) {
 	t.Helper()
 	a, b := handoverPair(t)
 	go func() { _ = to.Server.AdoptSessions(b) }()
@@ -75,7 +77,7 @@ type handoverLoad struct {
 	errs  map[string]int
 }
 
-func startHandoverLoad(t *testing.T, p *testkit.Proxy, workers int) *handoverLoad {
+func startHandoverLoad(t *testing.T, p *testproxy.Proxy, workers int) *handoverLoad {
 	t.Helper()
 	return startHandoverLoadAs(t, driverConfig(p, "root", "", testDB), workers)
 }

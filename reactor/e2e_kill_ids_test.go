@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 )
@@ -278,7 +280,7 @@ func TestOBShowProcesslist(t *testing.T) {
 	}
 }
 
-func sessionsOf(p *testkit.Proxy) map[uint32]reactor.SessionInfo {
+func sessionsOf(p *testproxy.Proxy) map[uint32]reactor.SessionInfo {
 	out := map[uint32]reactor.SessionInfo{}
 	for _, s := range p.Server.Sessions() {
 		out[s.ID] = s

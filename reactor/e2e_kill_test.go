@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
 // dialClient logs in through obgate with mysqlproto's client, whose
 // Handshake.ConnectionID is obgate's connection id.
-func dialClient(t *testing.T, p *testkit.Proxy, user, pass string) *mysqlproto.Client {
+func dialClient(t *testing.T, p *testproxy.Proxy, user, pass string) *mysqlproto.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -34,7 +35,7 @@ type queryResult struct {
 
 // startSleep runs SELECT SLEEP(secs) on c in a goroutine and waits until
 // MariaDB runs it; the result arrives on the returned channel.
-func startSleep(t *testing.T, p *testkit.Proxy, direct *sql.DB, c *mysqlproto.Client, secs int) <-chan queryResult {
+func startSleep(t *testing.T, p *testproxy.Proxy, direct *sql.DB, c *mysqlproto.Client, secs int) <-chan queryResult {
 	t.Helper()
 	done := make(chan queryResult, 1)
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -233,11 +234,11 @@ func TestE2ENoServer(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		testkit.CheckLeaks(t)
 		dead := net.JoinHostPort("127.0.0.1", itoa(int64(testkit.FreePort(t))))
-		cfg, err := testkit.ProxyConfig(dead, mode, "short_async_task_timeout", "1s")
+		cfg, err := testproxy.Config(dead, mode, "short_async_task_timeout", "1s")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := testkit.StartProxy(t, cfg)
+		p := testproxy.Start(t, cfg)
 		c, err := testkit.DialRaw(p.Addr, hangLimit)
 		if err != nil {
 			t.Fatal(err)

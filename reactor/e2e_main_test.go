@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -125,18 +127,18 @@ func forEachMode(t *testing.T, f func(t *testing.T, mode string)) {
 
 // startProxy starts an obgate in front of the package's MariaDB, with
 // extra config name/value pairs.
-func startProxy(t *testing.T, mode string, kv ...string) *testkit.Proxy {
+func startProxy(t *testing.T, mode string, kv ...string) *testproxy.Proxy {
 	t.Helper()
-	cfg, err := testkit.ProxyConfig(maria(t).Addr(), mode, kv...)
+	cfg, err := testproxy.Config(maria(t).Addr(), mode, kv...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testkit.StartProxy(t, cfg)
+	return testproxy.Start(t, cfg)
 }
 
 // driverConfig is a go-sql-driver configuration for user through obgate.
 // Prepared statements are server-side (interpolateParams=false).
-func driverConfig(p *testkit.Proxy, user, pass, db string) *mysql.Config {
+func driverConfig(p *testproxy.Proxy, user, pass, db string) *mysql.Config {
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.DBName = user, pass, db
 	c.Net, c.Addr = "tcp", p.Addr
@@ -160,7 +162,7 @@ func openDB(t *testing.T, c *mysql.Config) *sql.DB {
 }
 
 // rootDB opens a pool to obtest as root through obgate.
-func rootDB(t *testing.T, p *testkit.Proxy, mod ...func(*mysql.Config)) *sql.DB {
+func rootDB(t *testing.T, p *testproxy.Proxy, mod ...func(*mysql.Config)) *sql.DB {
 	t.Helper()
 	c := driverConfig(p, "root", "", testDB)
 	for _, f := range mod {
@@ -227,7 +229,7 @@ func abbrev(s string) string {
 // cli runs the mariadb command-line client against obgate (no option
 // files), feeding it stdin, and returns its standard output. It fails the
 // test when the client fails.
-func cli(t *testing.T, p *testkit.Proxy, stdin string, args ...string) string {
+func cli(t *testing.T, p *testproxy.Proxy, stdin string, args ...string) string {
 	t.Helper()
 	out, errOut, err := cliResult(p, stdin, args...)
 	if err != nil {
@@ -238,7 +240,7 @@ func cli(t *testing.T, p *testkit.Proxy, stdin string, args ...string) string {
 
 // cliResult runs the mariadb client and returns what it printed and how
 // it exited.
-func cliResult(p *testkit.Proxy, stdin string, args ...string) (stdout, stderr string, err error) {
+func cliResult(p *testproxy.Proxy, stdin string, args ...string) (stdout, stderr string, err error) {
 	host, port, _ := strings.Cut(p.Addr, ":")
 	full := append([]string{"--no-defaults", "--protocol=TCP", "-h", host, "-P", port, "--connect-timeout=10"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -265,7 +267,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // waitNoClients waits until obgate has torn down every client session, so
 // that a test that lists sessions sees none left over from the previous
 // one (a closed connection's teardown runs after the client has gone).
-func waitNoClients(t *testing.T, p *testkit.Proxy) {
+func waitNoClients(t *testing.T, p *testproxy.Proxy) {
 	t.Helper()
 	testkit.EventuallyDescribe(t, hangLimit, func() bool { return p.Server.ClientCount() == 0 }, func() string {
 		return fmt.Sprintf("%d client connections still open: %s", p.Server.ClientCount(),

@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
 // loginRaw logs in through obgate packet by packet.
-func loginRaw(t *testing.T, p *testkit.Proxy, user, pass string) *testkit.RawConn {
+func loginRaw(t *testing.T, p *testproxy.Proxy, user, pass string) *testkit.RawConn {
 	t.Helper()
 	c, err := testkit.DialRaw(p.Addr, hangLimit)
 	if err != nil {
@@ -28,7 +29,7 @@ func loginRaw(t *testing.T, p *testkit.Proxy, user, pass string) *testkit.RawCon
 
 // checkHealthy logs in anew and runs a statement, then waits until obgate
 // has no client connection left: the bad one is gone too.
-func checkHealthy(t *testing.T, p *testkit.Proxy) {
+func checkHealthy(t *testing.T, p *testproxy.Proxy) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 )
 
 // metric is testkit.MetricSum on the proxy's current metrics.
-func metric(p *testkit.Proxy, family string, labels ...string) (float64, bool) {
+func metric(p *testproxy.Proxy, family string, labels ...string) (float64, bool) {
 	return testkit.MetricSum(p.MetricsText(), family, labels...)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -69,7 +70,7 @@ func TestMySQLModeAvoidsDeadAndHungServers(t *testing.T) {
 }
 
 // metricValue reads one series of obgate's /metrics.
-func metricValue(t *testing.T, p *testkit.Proxy, series string) float64 {
+func metricValue(t *testing.T, p *testproxy.Proxy, series string) float64 {
 	t.Helper()
 	var b strings.Builder
 	p.Metrics.WritePrometheus(&b)
@@ -138,7 +139,7 @@ const moveDB = "obtest_move"
 // stops second with SIGSTOP and checks that a busy and an idle session
 // move to the package's MariaDB without an error while a stateful one
 // fails; second runs again afterwards.
-func checkSessionsMove(t *testing.T, ctx context.Context, p *testkit.Proxy, second *mariadbd.Server) {
+func checkSessionsMove(t *testing.T, ctx context.Context, p *testproxy.Proxy, second *mariadbd.Server) {
 	session := func() *sql.Conn {
 		db := openDB(t, driverConfig(p, otherUser, otherPass, testDB))
 		c, err := db.Conn(ctx)

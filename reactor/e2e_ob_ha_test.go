@@ -10,12 +10,13 @@ import (
 
 	"obgate/health"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
 )
 
 // viewOf returns obgate's health view of addr.
-func viewOf(p *testkit.Proxy, addr string) (health.View, bool) {
+func viewOf(p *testproxy.Proxy, addr string) (health.View, bool) {
 	for _, v := range p.Server.Health().Views("", true) {
 		if v.Addr == addr {
 			return v, true
@@ -37,7 +38,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 }
 
 // freshConn opens a new client session (a new pool of one).
-func freshConn(t *testing.T, p *testkit.Proxy) *sql.Conn {
+func freshConn(t *testing.T, p *testproxy.Proxy) *sql.Conn {
 	t.Helper()
 	_, conn := obConn(t, p)
 	return conn
@@ -417,7 +418,7 @@ func TestOBStatusListDrainsAndRestoresServer(t *testing.T) {
 // checkCongestionAdmin reads SHOW PROXYCONGESTION as root@proxysys: ODP's
 // 20 columns in ODP's order, and addr listed as alive-congested (only
 // congested servers without ALL; every server with it).
-func checkCongestionAdmin(t *testing.T, p *testkit.Proxy, addr string) {
+func checkCongestionAdmin(t *testing.T, p *testproxy.Proxy, addr string) {
 	t.Helper()
 	want := "cluster_name zone_name region_name zone_state server_ip cr_version server_state " +
 		"alive_congested last_alive_congested dead_congested last_dead_congested stat_alive_failures " +
@@ -600,7 +601,7 @@ func TestOBTransactionServerLostBeforeCommit(t *testing.T) {
 // statement waits on it: the caller slows n so that the answer cannot
 // come first. The channel gets the outcome: Stop's error, or an error
 // when no statement went to n within hangLimit.
-func stopWhenSent(p *testkit.Proxy, n *obsim.Node) <-chan error {
+func stopWhenSent(p *testproxy.Proxy, n *obsim.Node) <-chan error {
 	requests := func() float64 {
 		v, _ := testkit.MetricSum(p.MetricsText(), "obgate_server_requests_total", "server", n.Addr())
 		return v

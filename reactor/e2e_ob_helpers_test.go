@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/tools/obsim"
 
 	"github.com/go-sql-driver/mysql"
@@ -128,18 +129,18 @@ func resetOBSim(t *testing.T, c *obsim.Cluster) {
 }
 
 // startOBProxy starts an obgate in OceanBase mode in front of c.
-func startOBProxy(t *testing.T, c *obsim.Cluster, mode string, kv ...string) *testkit.Proxy {
+func startOBProxy(t *testing.T, c *obsim.Cluster, mode string, kv ...string) *testproxy.Proxy {
 	t.Helper()
-	cfg, err := testkit.OBProxyConfig(c.RSList(), c.Name(), mode, kv...)
+	cfg, err := testproxy.OBConfig(c.RSList(), c.Name(), mode, kv...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testkit.StartProxy(t, cfg)
+	return testproxy.Start(t, cfg)
 }
 
 // obDriverConfig is a go-sql-driver configuration for obUser through obgate
 // with the given login name and database.
-func obDriverConfig(p *testkit.Proxy, user, db string) *mysql.Config {
+func obDriverConfig(p *testproxy.Proxy, user, db string) *mysql.Config {
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.DBName = user, obPass, db
 	c.Net, c.Addr = "tcp", p.Addr
@@ -153,7 +154,7 @@ func obDriverConfig(p *testkit.Proxy, user, db string) *mysql.Config {
 
 // obConn opens one connection of a new pool (user app@test#obe2e, database
 // obDB unless db is given); both are closed in t.Cleanup.
-func obConn(t *testing.T, p *testkit.Proxy, mod ...func(*mysql.Config)) (*sql.DB, *sql.Conn) {
+func obConn(t *testing.T, p *testproxy.Proxy, mod ...func(*mysql.Config)) (*sql.DB, *sql.Conn) {
 	t.Helper()
 	cfg := obDriverConfig(p, obFullUser, obDB)
 	for _, f := range mod {

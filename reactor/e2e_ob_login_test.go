@@ -7,19 +7,20 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
 )
 
 // obDial logs in through obgate with mysqlproto's client (whose
 // ConnectionID is obgate's connection id).
-func obDial(p *testkit.Proxy, user, pass, db string) (*mysqlproto.Client, error) {
+func obDial(p *testproxy.Proxy, user, pass, db string) (*mysqlproto.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
 	return mysqlproto.Dial(ctx, p.Addr, mysqlproto.ClientOptions{User: user, Password: pass, Database: db})
 }
 
-func mustOBDial(t *testing.T, p *testkit.Proxy, user, pass, db string) *mysqlproto.Client {
+func mustOBDial(t *testing.T, p *testproxy.Proxy, user, pass, db string) *mysqlproto.Client {
 	t.Helper()
 	cl, err := obDial(p, user, pass, db)
 	if err != nil {
@@ -224,7 +225,7 @@ func TestOBAdmin(t *testing.T) {
 		sep := mustOBDial(t, p, obClusterName+":"+obTenant+":"+obUser, obPass, "")
 		adm := mustOBDial(t, p, "root@proxysys", "", "")
 		res, err := adm.Query("SELECT PROXY_VERSION()")
-		if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != testkit.ProxyVersion {
+		if err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != testproxy.Version {
 			t.Fatalf("root@proxysys SELECT PROXY_VERSION(): %v", err)
 		}
 		res, err = adm.Query("SHOW PROXYSESSION")

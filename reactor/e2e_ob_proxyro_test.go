@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/tools/obsim"
 )
 
@@ -36,7 +36,7 @@ func startOBSimWith(t *testing.T, mod func(*obsim.Topology)) *obsim.Cluster {
 func TestOBProxyroSecondPassword(t *testing.T) {
 	const rotated = "proxyro-New7"
 	c := startOBSimWith(t, func(topo *obsim.Topology) { topo.ProxyroPassword = rotated })
-	query := func(p *testkit.Proxy) error {
+	query := func(p *testproxy.Proxy) error {
 		cfg := obDriverConfig(p, obFullUser, "")
 		cfg.Timeout = 3 * time.Second
 		db := openDB(t, cfg)

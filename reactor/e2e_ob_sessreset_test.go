@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
 )
@@ -51,7 +53,7 @@ type obRaw struct {
 
 // dialOBRaw logs in as obFullUser to obDB with mysql_native_password;
 // extra capabilities are added to the login's.
-func dialOBRaw(t *testing.T, p *testkit.Proxy, extra mysqlproto.Capability) *obRaw {
+func dialOBRaw(t *testing.T, p *testproxy.Proxy, extra mysqlproto.Capability) *obRaw {
 	t.Helper()
 	c, err := testkit.DialRaw(p.Addr, hangLimit)
 	if err != nil {

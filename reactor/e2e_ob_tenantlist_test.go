@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 )
 
 // tenantAddrs returns the cached server list of tenant obTenant.
-func tenantAddrs(p *testkit.Proxy) []string {
+func tenantAddrs(p *testproxy.Proxy) []string {
 	for _, l := range p.Server.Clusters().All()[0].TenantLists() {
 		if l.Tenant == obTenant {
 			return l.Addrs

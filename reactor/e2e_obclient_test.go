@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
 )
@@ -20,12 +20,12 @@ func TestOBClientProtocolV2(t *testing.T) {
 	cluster := obsim.StartForTest(t, nil)
 	for _, mode := range ioModes {
 		t.Run(mode, func(t *testing.T) {
-			cfg, err := testkit.OBProxyConfig(cluster.RSList(), cluster.Name(), mode,
+			cfg, err := testproxy.OBConfig(cluster.RSList(), cluster.Name(), mode,
 				"enable_ob_protocol_v2_with_client", "true")
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := testkit.StartProxy(t, cfg)
+			p := testproxy.Start(t, cfg)
 			obDriver := []mysqlproto.ConnAttr{
 				{Key: mysqlproto.AttrMySQLClientType, Value: mysqlproto.ClientTypeOBLibOBClient},
 				{Key: mysqlproto.AttrProxyCapabilityFlag, Value: mysqlproto.FormatOBCapability(
@@ -94,11 +94,11 @@ func TestOBClientProtocolV2(t *testing.T) {
 			{"no v2 bit", "true", []mysqlproto.ConnAttr{{Key: mysqlproto.AttrMySQLClientType, Value: mysqlproto.ClientTypeOBJDBC},
 				{Key: mysqlproto.AttrProxyCapabilityFlag, Value: "32768"}}},
 		} {
-			cfg, err := testkit.OBProxyConfig(cluster.RSList(), cluster.Name(), "net", "enable_ob_protocol_v2_with_client", tc.option)
+			cfg, err := testproxy.OBConfig(cluster.RSList(), cluster.Name(), "net", "enable_ob_protocol_v2_with_client", tc.option)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := testkit.StartProxy(t, cfg)
+			p := testproxy.Start(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 			cl, err := mysqlproto.Dial(ctx, p.Addr, mysqlproto.ClientOptions{User: "root@test#" + cluster.Name(), Attrs: tc.attrs})
 			cancel()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 	"obgate/route"
@@ -53,11 +54,11 @@ func rawQuery(t *testing.T, c *testkit.RawConn, sql string) {
 func TestE2EPanicContained(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		testkit.CheckLeaks(t)
-		cfg, err := testkit.ProxyConfig(maria(t).Addr(), mode)
+		cfg, err := testproxy.Config(maria(t).Addr(), mode)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := testkit.StartProxyIntercepted(t, cfg, func(next reactor.Interceptor) reactor.Interceptor {
+		p := testproxy.StartIntercepted(t, cfg, func(next reactor.Interceptor) reactor.Interceptor {
 			return panicInterceptor{next: next}
 		})
 		direct := directDB(t)

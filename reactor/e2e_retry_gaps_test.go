@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 	"obgate/reactor"
 	"obgate/route"
@@ -25,7 +27,7 @@ import (
 
 // retriedCount reads obgate_statement_retried_total for code (0 before
 // the first retry creates the series).
-func retriedCount(p *testkit.Proxy, code uint16) float64 {
+func retriedCount(p *testproxy.Proxy, code uint16) float64 {
 	n, _ := testkit.MetricSum(p.MetricsText(), "obgate_statement_retried_total", "code", fmt.Sprint(code))
 	return n
 }
@@ -369,7 +371,7 @@ func TestOBKillOfOwnBrokenServerSession(t *testing.T) {
 // waitServerSessionIdle waits until the current server session of the
 // client session id has not been used for twice reactor.PeekIdleAfter:
 // from then on obgate's liveness check of it looks at its socket.
-func waitServerSessionIdle(t *testing.T, p *testkit.Proxy, id uint32) {
+func waitServerSessionIdle(t *testing.T, p *testproxy.Proxy, id uint32) {
 	t.Helper()
 	sess, ok := p.Server.Session(id)
 	if !ok {

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
 // servedCert logs in to p over TLS and returns the certificate obgate
 // presented (DER).
-func servedCert(t *testing.T, p *testkit.Proxy) []byte {
+func servedCert(t *testing.T, p *testproxy.Proxy) []byte {
 	t.Helper()
 	var got []byte
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
@@ -51,7 +52,7 @@ func fileCert(t *testing.T, path string) []byte {
 }
 
 // greetingOffersTLS reports whether obgate's greeting offers TLS now.
-func greetingOffersTLS(t *testing.T, p *testkit.Proxy) bool {
+func greetingOffersTLS(t *testing.T, p *testproxy.Proxy) bool {
 	t.Helper()
 	c, err := testkit.DialRaw(p.Addr, hangLimit)
 	if err != nil {

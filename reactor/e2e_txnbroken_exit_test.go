@@ -11,6 +11,7 @@ import (
 
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -210,7 +211,7 @@ func startSecondMariaDB(t *testing.T) *mariadbd.Server {
 // in t.Cleanup): once the detect task finds it dead the statement waiting
 // there gets ERR 6002, and so does the next one. It returns the session in
 // the broken-transaction state.
-func brokenMySQLTxn(t *testing.T, haMode string, second *mariadbd.Server) (*testkit.Proxy, *obRaw) {
+func brokenMySQLTxn(t *testing.T, haMode string, second *mariadbd.Server) (*testproxy.Proxy, *obRaw) {
 	t.Helper()
 	hash := "*" + strings.ToUpper(hex.EncodeToString(mysqlproto.PasswordStage2(mysqlproto.PasswordStage1([]byte(otherPass)))))
 	// A proxy of its own: another one's health view may still list the
@@ -250,7 +251,7 @@ func brokenMySQLTxn(t *testing.T, haMode string, second *mariadbd.Server) (*test
 // checkMovedOutsideTxn checks, after the command exit ended the broken
 // transaction with status flags st, that the session runs statements on
 // the package's MariaDB (it moved), as otherUser, outside a transaction.
-func checkMovedOutsideTxn(t *testing.T, p *testkit.Proxy, cl *obRaw, exit string, st mysqlproto.ServerStatus) {
+func checkMovedOutsideTxn(t *testing.T, p *testproxy.Proxy, cl *obRaw, exit string, st mysqlproto.ServerStatus) {
 	t.Helper()
 	if st.Has(mysqlproto.StatusInTrans) {
 		t.Errorf("after %s the status flags %#x still say in transaction", exit, st)

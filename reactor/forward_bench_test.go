@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"obgate/config"
+	"obgate/internal/assemble"
+	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/reactor"
-	"obgate/route"
 )
 
 // These benchmarks measure obgate's per-statement path in process: a
@@ -130,7 +131,7 @@ type forwardEnv struct {
 func newForwardEnv(tb testing.TB, mode string) *forwardEnv {
 	tb.Helper()
 	fake := startFakeMySQL(tb)
-	env := startForwardProxy(tb, nil, [][2]string{
+	env := startForwardProxy(tb, [][2]string{
 		{"server_routing_mode", "mysql"},
 		{"rootservice_list", fake.addr()},
 		{"client_io_mode", mode},
@@ -150,21 +151,14 @@ func newForwardOBEnv(tb testing.TB, mode string) *forwardEnv {
 		{"rootservice_cluster_name", fakeOBCluster},
 		{"client_io_mode", mode},
 	}
-	env := startForwardProxy(tb, func(store *config.Store) *route.Clusters {
-		cs, err := route.NewClusters(store, slog.New(slog.DiscardHandler))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(cs.Close)
-		return cs
-	}, settings)
+	env := startForwardProxy(tb, settings)
 	env.user, env.response = "bench@"+fakeOBTenant+"#"+fakeOBCluster, fake.response
 	return env
 }
 
 // startForwardProxy starts a reactor.Server with settings on a loopback
-// port; clusters, when not nil, builds its OceanBase cluster resources.
-func startForwardProxy(tb testing.TB, clusters func(*config.Store) *route.Clusters, settings [][2]string) *forwardEnv {
+// port, with its routing parts built as cmd/obgate builds them.
+func startForwardProxy(tb testing.TB, settings [][2]string) *forwardEnv {
 	tb.Helper()
 	cfg := config.Default()
 	for _, kv := range settings {
@@ -174,14 +168,18 @@ func startForwardProxy(tb testing.TB, clusters func(*config.Store) *route.Cluste
 		}
 	}
 	store := config.NewStore(cfg)
-	opts := reactor.Options{Config: store, Logger: slog.New(slog.DiscardHandler), Version: "bench"}
-	if clusters != nil {
-		opts.Clusters = clusters(store)
-	}
-	srv, err := reactor.NewServer(opts)
+	log := slog.New(slog.DiscardHandler)
+	parts, err := assemble.Build(store, log, nil, metrics.New())
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(parts.Close)
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Logger: log, Version: "bench",
+		Clusters: parts.Clusters, Health: parts.Health, Router: parts.Router, ServerTLS: parts.ServerTLS})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	parts.StartDetect(srv.DetectTargets)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)

@@ -127,7 +127,7 @@ func (c *psClient) roundTrip() error {
 func newPreparedEnv(tb testing.TB, mode string) (*forwardEnv, *fakePreparedMySQL) {
 	tb.Helper()
 	fake := startFakePreparedMySQL(tb)
-	env := startForwardProxy(tb, nil, [][2]string{
+	env := startForwardProxy(tb, [][2]string{
 		{"server_routing_mode", "mysql"},
 		{"rootservice_list", fake.addr()},
 		{"client_io_mode", mode},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"obgate/internal/testkit"
+	"obgate/internal/testproxy"
 	"obgate/mysqlproto"
 )
 
@@ -31,13 +32,13 @@ import (
 // for other tests or keep a session busy for long.
 func FuzzLiveSession(f *testing.F) {
 	testkit.CheckLeaks(f)
-	proxies := make([]*testkit.Proxy, len(ioModes))
+	proxies := make([]*testproxy.Proxy, len(ioModes))
 	for i, mode := range ioModes {
-		cfg, err := testkit.ProxyConfig(maria(f).Addr(), mode)
+		cfg, err := testproxy.Config(maria(f).Addr(), mode)
 		if err != nil {
 			f.Fatal(err)
 		}
-		proxies[i] = testkit.StartProxy(f, cfg)
+		proxies[i] = testproxy.Start(f, cfg)
 	}
 	for _, s := range liveSeeds() {
 		for transport := range byte(len(ioModes)) {
@@ -77,7 +78,7 @@ func FuzzLiveSession(f *testing.F) {
 
 // liveHealthy checks that obgate serves a new connection and tore down
 // every earlier session.
-func liveHealthy(t *testing.T, p *testkit.Proxy) {
+func liveHealthy(t *testing.T, p *testproxy.Proxy) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()

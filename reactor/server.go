@@ -43,9 +43,12 @@ type Options struct {
 	// Clusters are the OceanBase clusters served; required unless
 	// server_routing_mode is mysql.
 	Clusters *route.Clusters
-	// Health decides which servers may take new requests; nil gets a
-	// monitor of the Server's own.
+	// Health decides which servers may take new requests, and Router
+	// orders a statement's candidates by asking it; both are required.
+	// The process builds them (internal/assemble), starts the monitor's
+	// detect task over DetectTargets and closes it after Shutdown.
 	Health *health.Monitor
+	Router *route.Router
 	// Diagnosis receives the diagnosis log (diag.go); nil writes none.
 	Diagnosis *slog.Logger
 	// ServerTLS is the TLS configuration towards servers, shared with the
@@ -70,7 +73,6 @@ type Server struct {
 	poller      *pollerSet
 	clusters    *route.Clusters
 	health      *health.Monitor
-	ownHealth   bool // health was made by NewServer, which closes it
 	router      *route.Router
 
 	servers serverRegistry // open server sessions by server address
@@ -118,6 +120,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("reactor: Options.Config is required")
 	}
+	if opts.Health == nil || opts.Router == nil {
+		return nil, errors.New("reactor: Options.Health and Options.Router are required")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -131,6 +136,7 @@ func NewServer(opts Options) (*Server, error) {
 		version:     opts.Version,
 		clusters:    opts.Clusters,
 		health:      opts.Health,
+		router:      opts.Router,
 		diag:        opts.Diagnosis,
 	}
 	serverTLS := opts.ServerTLS
@@ -138,12 +144,6 @@ func NewServer(opts Options) (*Server, error) {
 		serverTLS = tlsconf.NewServer(opts.Logger)
 	}
 	srv.tls.init(serverTLS)
-	if srv.health == nil {
-		srv.health = health.NewMonitor(opts.Config)
-		srv.health.SetServerTLS(serverTLS.For)
-		srv.ownHealth = true
-	}
-	srv.router = route.NewRouter(srv.health)
 
 	if w, err := newServerWatch(); err == nil {
 		srv.servers.watch = w
@@ -170,7 +170,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Clusters != nil {
 		opts.Clusters.SetPanicHook(srv.metrics.countPanicAt)
 	}
-	srv.startHealth(opts)
+	srv.watchHealth()
 	cfg := opts.Config.Load()
 	proxyID := cfg.ProxyID
 	if opts.SessionIDs != nil {
@@ -334,9 +334,6 @@ func (srv *Server) closePoller() {
 	}
 	if srv.servers.watch != nil {
 		srv.servers.watch.close()
-	}
-	if srv.ownHealth {
-		srv.health.Close()
 	}
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)

@@ -21,11 +21,10 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
-	"obgate/internal/tlsconf"
+	"obgate/internal/assemble"
 	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
-	"obgate/route"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -103,23 +102,6 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *m
 	up *upgrader, gov *procsGovernor) error {
 	cfg := store.Load()
 	checkFDLimit(cfg, log)
-	// One TLS configuration towards servers for server sessions and the
-	// side connections (the proxyro@sys metadata login, probes).
-	serverTLS := tlsconf.NewServer(log)
-	var clusters *route.Clusters
-	switch cfg.ServerRoutingMode {
-	case "mysql":
-	case "oceanbase":
-		cs, err := route.NewClusters(store, log)
-		if err != nil {
-			return err
-		}
-		cs.SetServerTLS(serverTLS.For)
-		clusters = cs
-		defer clusters.Close()
-	default:
-		return fmt.Errorf("server_routing_mode=%s is not supported; use oceanbase or mysql", cfg.ServerRoutingMode)
-	}
 	diag, diagPath, closeDiag, err := openDiagnosis(store, log)
 	if err != nil {
 		// A log directory obgate cannot write must not keep it from
@@ -128,15 +110,26 @@ func serve(store *config.Store, log *slog.Logger, warnings *warnlog.Ring, reg *m
 		diag, diagPath, closeDiag = log.With("log", "diagnosis"), "", func() {}
 	}
 	defer closeDiag()
+	// The clusters, the health monitor and the router, with one TLS
+	// configuration towards servers for server sessions and the side
+	// connections (the proxyro@sys metadata login, probes). They are
+	// closed after the server, below.
+	parts, err := assemble.Build(store, log, diag, reg)
+	if err != nil {
+		return err
+	}
+	defer parts.Close()
+	clusters := parts.Clusters
 	ids, err := inheritedSessionIDs()
 	if err != nil {
 		return err
 	}
 	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag, Version: version,
-		Clusters: clusters, SessionIDs: ids, ServerTLS: serverTLS})
+		Clusters: clusters, Health: parts.Health, Router: parts.Router, SessionIDs: ids, ServerTLS: parts.ServerTLS})
 	if err != nil {
 		return err
 	}
+	parts.StartDetect(srv.DetectTargets)
 	stopGov := make(chan struct{})
 	defer close(stopGov)
 	go gov.run(srv.OffPollerIO, stopGov, guard)

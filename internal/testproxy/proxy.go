@@ -1,4 +1,4 @@
-package testkit
+package testproxy
 
 import (
 	"context"
@@ -13,20 +13,20 @@ import (
 
 	"obgate/admin"
 	"obgate/config"
-	"obgate/internal/tlsconf"
+	"obgate/internal/assemble"
+	"obgate/internal/testkit"
 	"obgate/internal/warnlog"
 	"obgate/metrics"
 	"obgate/reactor"
-	"obgate/route"
 )
 
-// ProxyVersion is the version string an in-process obgate reports.
-const ProxyVersion = "9.9.9-testkit"
+// Version is the version string an in-process obgate reports.
+const Version = "9.9.9-testkit"
 
-// ProxyConfig returns a configuration for mysql routing mode: every session
+// Config returns a configuration for mysql routing mode: every session
 // goes to server, clients are served with ioMode ("netpoll" or "net"), and
 // the name/value pairs in kv are applied in order, as -o options would be.
-func ProxyConfig(server, ioMode string, kv ...string) (*config.Config, error) {
+func Config(server, ioMode string, kv ...string) (*config.Config, error) {
 	return configWith(append([]string{
 		"server_routing_mode", "mysql",
 		"rootservice_list", server,
@@ -38,22 +38,22 @@ func ProxyConfig(server, ioMode string, kv ...string) (*config.Config, error) {
 // order, as -o options would be.
 func configWith(pairs []string) (*config.Config, error) {
 	if len(pairs)%2 != 0 {
-		return nil, fmt.Errorf("testkit: odd number of name/value arguments: %q", pairs)
+		return nil, fmt.Errorf("testproxy: odd number of name/value arguments: %q", pairs)
 	}
 	cfg := config.Default()
 	for i := 0; i < len(pairs); i += 2 {
 		var err error
 		if cfg, err = cfg.With(pairs[i], pairs[i+1]); err != nil {
-			return nil, fmt.Errorf("testkit: %s=%s: %w", pairs[i], pairs[i+1], err)
+			return nil, fmt.Errorf("testproxy: %s=%s: %w", pairs[i], pairs[i+1], err)
 		}
 	}
 	return cfg, nil
 }
 
-// OBProxyConfig returns a configuration for OceanBase routing mode in
+// OBConfig returns a configuration for OceanBase routing mode in
 // front of the cluster whose root servers are rslist, with kv applied as
-// in ProxyConfig.
-func OBProxyConfig(rslist, cluster, ioMode string, kv ...string) (*config.Config, error) {
+// in Config.
+func OBConfig(rslist, cluster, ioMode string, kv ...string) (*config.Config, error) {
 	return configWith(append([]string{
 		"server_routing_mode", "oceanbase",
 		"rootservice_list", rslist,
@@ -80,39 +80,37 @@ type Proxy struct {
 	stopErr error
 }
 
-// StartProxy starts an obgate with cfg on 127.0.0.1:0. It is shut down
+// Start starts an obgate with cfg on 127.0.0.1:0. It is shut down
 // (with a short grace period) in tb.Cleanup if the test did not do it.
-func StartProxy(tb testing.TB, cfg *config.Config) *Proxy {
+func Start(tb testing.TB, cfg *config.Config) *Proxy {
 	tb.Helper()
-	return StartProxyIntercepted(tb, cfg, nil)
+	return StartIntercepted(tb, cfg, nil)
 }
 
-// StartProxyIntercepted is StartProxy with the admin interceptor passed
+// StartIntercepted is Start with the admin interceptor passed
 // through wrap (when not nil), whose result is the interceptor the server
 // uses: tests put their own in front of it.
-func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.Interceptor) reactor.Interceptor) *Proxy {
+func StartIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.Interceptor) reactor.Interceptor) *Proxy {
 	tb.Helper()
 	// As cmd/obgate: warnings are kept for SHOW WARNLOG too.
 	warnings := warnlog.NewRing(warnlog.DefaultSize)
-	log := slog.New(warnlog.NewHandler(warnings, NewLogger(tb).Handler()))
+	log := slog.New(warnlog.NewHandler(warnings, testkit.NewLogger(tb).Handler()))
 	store := config.NewStore(cfg)
 	reg := metrics.New()
-	serverTLS := tlsconf.NewServer(log)
-	var clusters *route.Clusters
-	if cfg.ServerRoutingMode != "mysql" {
-		cs, err := route.NewClusters(store, log)
-		if err != nil {
-			tb.Fatalf("testkit: route.NewClusters: %v", err)
-		}
-		cs.SetServerTLS(serverTLS.For)
-		clusters = cs
-		tb.Cleanup(cs.Close)
-	}
 	diag := new(diagBuffer)
-	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diag.logger(), Version: ProxyVersion, Clusters: clusters, ServerTLS: serverTLS})
+	diagLog := diag.logger()
+	parts, err := assemble.Build(store, log, diagLog, reg)
 	if err != nil {
-		tb.Fatalf("testkit: reactor.NewServer: %v", err)
+		tb.Fatalf("testproxy: %v", err)
 	}
+	// Cleanups run last first: the parts close after the shutdown below.
+	tb.Cleanup(parts.Close)
+	srv, err := reactor.NewServer(reactor.Options{Config: store, Metrics: reg, Logger: log, Diagnosis: diagLog, Version: Version,
+		Clusters: parts.Clusters, Health: parts.Health, Router: parts.Router, ServerTLS: parts.ServerTLS})
+	if err != nil {
+		tb.Fatalf("testproxy: reactor.NewServer: %v", err)
+	}
+	parts.StartDetect(srv.DetectTargets)
 	adm := admin.New(srv, reg, log)
 	adm.SetWarnLog(warnings)
 	var icpt reactor.Interceptor = adm
@@ -122,7 +120,7 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 	srv.SetInterceptor(icpt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("testkit: listen: %v", err)
+		tb.Fatalf("testproxy: listen: %v", err)
 	}
 	p := &Proxy{Server: srv, Admin: adm, Metrics: reg, Store: store, Addr: ln.Addr().String(),
 		ln: ln, served: make(chan error, 1), diag: diag}
@@ -131,7 +129,7 @@ func StartProxyIntercepted(tb testing.TB, cfg *config.Config, wrap func(reactor.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := p.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			tb.Errorf("testkit: obgate shutdown: %v", err)
+			tb.Errorf("testproxy: obgate shutdown: %v", err)
 		}
 	})
 	return p
