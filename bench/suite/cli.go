@@ -104,6 +104,10 @@ func FreePort() (int, error) { return freePort() }
 // /usr/sbin).
 func LookPath(name string, dirs ...string) (string, error) { return lookPath(name, dirs...) }
 
+// UnderRoot resolves p, a path relative to the repository root unless it
+// is absolute or empty.
+func UnderRoot(root, p string) string { return underRoot(root, p) }
+
 // Rel returns target relative to dir with forward slashes, for Markdown
 // links.
 func Rel(dir, target string) string { return rel(dir, target) }

@@ -28,6 +28,18 @@ func TestParseAndFormatSize(t *testing.T) {
 	}
 }
 
+func TestParseInts(t *testing.T) {
+	got, err := ParseInts(" 1, 8,32 ")
+	if err != nil || len(got) != 3 || got[0] != 1 || got[1] != 8 || got[2] != 32 {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1,x", "0", "-2"} {
+		if _, err := ParseInts(bad); err == nil {
+			t.Errorf("ParseInts(%q) succeeded", bad)
+		}
+	}
+}
+
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{"--quick": "--quick", "": "''", "a b": "'a b'", "it's": `'it'\''s'`} {
 		if got := ShellQuote(in); got != want {

@@ -223,7 +223,7 @@ func TestPublish(t *testing.T) {
 	if err := os.WriteFile(report, []byte("# Benchmarks\n\nHand-written intro.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Root: root, ReportPath: "BENCHMARKS.md", PlotsDir: "bench/plots"}
+	cfg := Config{RunConfig: RunConfig{Root: root, ReportPath: "BENCHMARKS.md", PlotsDir: "bench/plots"}}
 	if err := publish(cfg, s, plots, out); err != nil {
 		t.Fatal(err)
 	}

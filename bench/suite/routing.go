@@ -47,40 +47,14 @@ var RoutingTargets = []string{RouteObgate, RouteTenantList, RouteHAProxy, RouteD
 // RoutingBaseline is the target the report's ratios divide by.
 const RoutingBaseline = RouteHAProxy
 
-// RoutingConfig is one routing-suite run.
+// RoutingConfig is one routing-suite run; ObgateOpts go to both obgate
+// targets.
 type RoutingConfig struct {
-	Root        string // repository root; relative paths below are under it
-	CommandLine string // recorded in the report
-	Targets     []string
-	ObgateBin   string
-	OBSimBin    string
-	SysbenchBin string
-	HAProxyBin  string
-	ObgateOpts  []string // extra "-o" values for both obgate targets
-	HAProxy     HAProxySettings
-
-	Workloads      []string
-	Threads        []int
-	Tables         int
-	TableSize      int
-	TimeSeconds    int
-	WarmupSeconds  int
-	Rounds         int
-	Quick          bool
+	RunConfig
 	RemotePlanCost time.Duration
 	// IgnoreErrors is sysbench's --mysql-ignore-errors: "none" makes any
 	// error end the run (and fail it).
 	IgnoreErrors string
-
-	BufferPoolSize int64
-	LogFileSize    int64
-
-	ResultsDir string // a directory routing-<timestamp> is made inside
-	PlotsDir   string // stable copies of the charts
-	ReportPath string // BENCHMARKS.md; empty: do not update it
-
-	StartTimeout time.Duration // per process start
-	Log          io.Writer     // progress lines
 }
 
 // RoutingRun is one measured sysbench run of the routing suite.
@@ -413,40 +387,22 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 }
 
 func checkRoutingConfig(cfg *RoutingConfig) error {
-	if cfg.Rounds < 1 {
-		cfg.Rounds = 1
-	}
-	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 60 * time.Second
-	}
 	if cfg.IgnoreErrors == "" {
 		cfg.IgnoreErrors = "none"
 	}
-	if len(cfg.Targets) == 0 || len(cfg.Workloads) == 0 || len(cfg.Threads) == 0 {
-		return errors.New("nothing to run: targets, workloads and threads must not be empty")
-	}
-	if cfg.Tables < 1 || cfg.TableSize < 1 || cfg.TimeSeconds < 1 || cfg.WarmupSeconds < 0 {
-		return errors.New("tables, table size and time must be at least 1, warm-up at least 0")
+	if err := cfg.checkRun(); err != nil {
+		return err
 	}
 	if cfg.RemotePlanCost < 0 {
 		return fmt.Errorf("negative remote-plan cost %v", cfg.RemotePlanCost)
 	}
-	for _, th := range cfg.Threads {
-		if th < 1 {
-			return fmt.Errorf("bad thread count %d", th)
-		}
+	if err := cfg.checkThreads(); err != nil {
+		return err
 	}
-	seen := map[string]bool{}
-	for _, name := range cfg.Targets {
-		if seen[name] {
-			return fmt.Errorf("target %q listed twice", name)
-		}
-		seen[name] = true
-		if routingKind(name) == "" {
-			return fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(RoutingTargets, ", "))
-		}
+	seen, err := cfg.checkTargets(routingKind, strings.Join(RoutingTargets, ", "))
+	if err != nil {
+		return err
 	}
-	var err error
 	if seen[RouteObgate] || seen[RouteTenantList] {
 		if cfg.ObgateBin, err = executable(cfg.abs(orDefault(cfg.ObgateBin, "bin/obgate"))); err != nil {
 			return fmt.Errorf("obgate binary: %w: build it first (make build), pass --obgate, or leave the obgate targets out of --targets", err)
@@ -479,8 +435,6 @@ func executable(path string) (string, error) {
 	}
 	return path, nil
 }
-
-func (cfg RoutingConfig) abs(p string) string { return underRoot(cfg.Root, p) }
 
 // sysbenchCommon are the options every sysbench command of the suite
 // shares: server-side prepared statements (obgate routes COM_STMT_EXECUTE

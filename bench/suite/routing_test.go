@@ -229,8 +229,8 @@ func TestWriteRoutingPlots(t *testing.T) {
 
 func TestCheckRoutingConfig(t *testing.T) {
 	good := func() RoutingConfig {
-		return RoutingConfig{Root: t.TempDir(), Targets: []string{RouteDirect}, Workloads: []string{"oltp_point_select"},
-			Threads: []int{8}, Tables: 1, TableSize: 10, TimeSeconds: 1, OBSimBin: "/nonexistent/obsim"}
+		return RoutingConfig{RunConfig: RunConfig{Root: t.TempDir(), Targets: []string{RouteDirect}, Workloads: []string{"oltp_point_select"},
+			Threads: []int{8}, Tables: 1, TableSize: 10, TimeSeconds: 1, OBSimBin: "/nonexistent/obsim"}}
 	}
 	for _, c := range []struct {
 		change func(*RoutingConfig)

@@ -56,39 +56,11 @@ type ExtraTarget struct {
 
 // Config is one suite run.
 type Config struct {
-	Root        string   // repository root; relative paths below are under it
-	CommandLine string   // recorded in the report
-	Targets     []string // names to run, in column order
-	Extras      []ExtraTarget
-	ObgateBin   string
-	OBSimBin    string   // for the OceanBase-mode targets
-	ObgateOpts  []string // extra "-o" values for every obgate target
+	RunConfig
+	Extras []ExtraTarget
 	// ServerTLS: MariaDB and obsim accept TLS (with a certificate made
 	// for the run), for targets with enable_server_ssl.
-	ServerTLS   bool
-	SysbenchBin string
-	HAProxyBin  string
-	HAProxy     HAProxySettings
-
-	Workloads     []string
-	Threads       []int
-	Tables        int
-	TableSize     int
-	TimeSeconds   int
-	WarmupSeconds int
-	Rounds        int
-	Quick         bool
-
-	BufferPoolSize int64
-	LogFileSize    int64
-
-	ResultsDir string // a timestamped directory is made inside
-	PlotsDir   string // stable copies of the charts
-	ReportPath string // BENCHMARKS.md; empty: do not update it
-
-	StartTimeout time.Duration // per proxy start
-	Log          io.Writer     // progress lines
-
+	ServerTLS bool
 	// SyscallCounter counts the proxies' system calls during each measured
 	// run: CounterPerf, or "" for not at all.
 	SyscallCounter string
@@ -295,39 +267,22 @@ func publishSection(report, plotsDir, readme string, plots []Plot, outDir string
 }
 
 func checkConfig(cfg *Config) error {
-	if cfg.Rounds < 1 {
-		cfg.Rounds = 1
+	if err := cfg.checkRun(); err != nil {
+		return err
 	}
-	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 60 * time.Second
+	if err := cfg.checkThreads(); err != nil {
+		return err
 	}
-	if len(cfg.Targets) == 0 || len(cfg.Workloads) == 0 || len(cfg.Threads) == 0 {
-		return errors.New("nothing to run: targets, workloads and threads must not be empty")
-	}
-	if cfg.Tables < 1 || cfg.TableSize < 1 || cfg.TimeSeconds < 1 || cfg.WarmupSeconds < 0 {
-		return errors.New("tables, table size and time must be at least 1, warm-up at least 0")
-	}
-	for _, th := range cfg.Threads {
-		if th < 1 {
-			return fmt.Errorf("bad thread count %d", th)
-		}
-	}
-	seen := map[string]bool{}
-	for _, name := range cfg.Targets {
-		if seen[name] {
-			return fmt.Errorf("target %q listed twice", name)
-		}
-		seen[name] = true
-		if kindOf(*cfg, name) == "" {
-			return fmt.Errorf("unknown target %q (known: direct, haproxy, obgate, obsim, obgate-ob, haproxy-ob and names given with --target or --ob-target)", name)
-		}
+	seen, err := cfg.checkTargets(func(name string) string { return kindOf(*cfg, name) },
+		"direct, haproxy, obgate, obsim, obgate-ob, haproxy-ob and names given with --target or --ob-target")
+	if err != nil {
+		return err
 	}
 	switch cfg.SyscallCounter {
 	case "", CounterPerf:
 	default:
 		return fmt.Errorf("syscall counter %q: want %s or none", cfg.SyscallCounter, CounterPerf)
 	}
-	var err error
 	if cfg.SysbenchBin, err = exec.LookPath(orDefault(cfg.SysbenchBin, "sysbench")); err != nil {
 		return fmt.Errorf("sysbench not found (apt-get install sysbench): %w", err)
 	}
@@ -415,8 +370,6 @@ func kindOf(cfg Config, name string) string {
 	}
 	return ""
 }
-
-func (cfg Config) abs(p string) string { return underRoot(cfg.Root, p) }
 
 // sysbenchScript is what sysbench is given for workload: one of the
 // repository's own scripts (bench/sysbench/<workload>.lua) by its path,

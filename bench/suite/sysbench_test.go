@@ -202,7 +202,7 @@ func TestSysbenchScript(t *testing.T) {
 	if err := os.WriteFile(script, []byte("-- test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Root: root}
+	cfg := Config{RunConfig: RunConfig{Root: root}}
 	if got := cfg.sysbenchScript("go_args_point_select"); got != script {
 		t.Errorf("own workload: %q, want %q", got, script)
 	}

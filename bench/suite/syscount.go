@@ -84,7 +84,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 	if cfg.Workload == "" {
 		cfg.Workload = "oltp_point_select"
 	}
-	abs := Config{Root: cfg.Root}.abs
+	abs := RunConfig{Root: cfg.Root}.abs
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
 		return nil, err
 	}
-	common := Config{Tables: 1, TableSize: cfg.TableSize}.sysbenchCommon()
+	common := sysbenchBase(1, cfg.TableSize)
 	prepare := append([]string{cfg.SysbenchBin, "oltp_read_write"}, common...)
 	prepare = append(prepare, "--mysql-user=root", "--mysql-port="+strconv.Itoa(srv.Port()), "prepare")
 	if out, err := runCommand(ctx, prepare); err != nil {

@@ -18,13 +18,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"obgate/bench/chaos"
+	"obgate/bench/internal/cli"
 	"obgate/bench/suite"
 )
 
@@ -36,11 +35,6 @@ func main() {
 	}
 	os.Exit(code)
 }
-
-type optList []string
-
-func (o *optList) String() string     { return strings.Join(*o, ",") }
-func (o *optList) Set(v string) error { *o = append(*o, v); return nil }
 
 func run(args []string) (int, error) {
 	fs := flag.NewFlagSet("chaos-suite", flag.ContinueOnError)
@@ -62,7 +56,7 @@ func run(args []string) (int, error) {
 		obsimBin  = fs.String("obsim", "bin/obsim", "obsim binary")
 		haproxy   = fs.String("haproxy", "haproxy", "haproxy binary")
 		root      = fs.String("root", "", "repository root (default: found from the working directory)")
-		extra     optList
+		extra     cli.List
 	)
 	fs.Var(&extra, "obgate-opt", "an extra obgate -o option (key=value) for every obgate run; repeatable")
 	if err := fs.Parse(args); err != nil {
@@ -75,12 +69,7 @@ func run(args []string) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(rootDir, p)
-	}
+	abs := func(p string) string { return suite.UnderRoot(rootDir, p) }
 	set := chaos.Settings{
 		Obgate: abs(*obgateBin), OBSim: abs(*obsimBin),
 		Workers: *workers, Writers: *writers, Rate: *rate, TableSize: *tableSize,
@@ -133,12 +122,8 @@ func run(args []string) (int, error) {
 		return 2, err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once; the children die with us
-	}()
 
 	reportFile, err := os.Create(filepath.Join(outDir, "report.txt"))
 	if err != nil {

@@ -15,16 +15,13 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"obgate/bench/internal/cli"
 	"obgate/bench/suite"
 )
 
@@ -36,32 +33,25 @@ var quickSettings = map[string]string{
 	"idle":  "500",
 }
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "memory-suite:", err)
-		os.Exit(1)
-	}
-}
+const about = `Measures obgate's RSS while a slow client holds up a large result, and its
+RSS and goroutines per idle connection, for client_io_mode netpoll and net,
+with HAProxy as the reference; writes bench/results/<timestamp>-memory/ and
+the memory section of BENCHMARKS.md.`
+
+func main() { cli.Main("memory-suite", run) }
 
 func run(args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once; children die with us
-	}()
 	return runSuite(ctx, cfg)
 }
 
 func parseFlags(args []string) (config, error) {
-	fs := flag.NewFlagSet("memory-suite", flag.ContinueOnError)
+	fs := cli.NewFlagSet("memory-suite", about)
 	var (
 		targets     = fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets: "+strings.Join(allTargets, ", "))
 		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
@@ -83,15 +73,8 @@ func parseFlags(args []string) (config, error) {
 		report      = fs.String("report", "BENCHMARKS.md", "report file whose memory section is rewritten; empty to leave it alone")
 		root        = fs.String("root", "", "repository root (default: found from the working directory)")
 	)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: memory-suite [flags]\n\nMeasures obgate's RSS while a slow client holds up a large result, and its\nRSS and goroutines per idle connection, for client_io_mode netpoll and net,\nwith HAProxy as the reference; writes bench/results/<timestamp>-memory/ and\nthe memory section of BENCHMARKS.md.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return config{}, err
-	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *quick {
 		if err := suite.DefaultFlags(fs, quickSettings); err != nil {

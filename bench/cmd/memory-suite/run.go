@@ -112,12 +112,7 @@ type Summary struct {
 // it started, also on an error or Ctrl-C.
 func runSuite(ctx context.Context, cfg config) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(cfg.Log, format+"\n", a...) }
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(cfg.Root, p)
-	}
+	abs := func(p string) string { return suite.UnderRoot(cfg.Root, p) }
 	cfg.ObgateBin = abs(cfg.ObgateBin)
 	hasKind := func(kind string) bool {
 		for _, t := range cfg.Targets {

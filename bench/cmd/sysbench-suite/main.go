@@ -11,16 +11,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"obgate/bench/internal/cli"
 	"obgate/bench/suite"
 )
 
@@ -36,109 +33,46 @@ var quickSettings = map[string]string{
 	"log-file-size": "48M",
 }
 
-type listFlag []string
+const about = `Runs sysbench against MariaDB directly, through HAProxy and through obgate,
+and against a simulated OceanBase node directly and through obgate in
+OceanBase mode, then writes bench/results/<timestamp>/, bench/plots/ and
+the sysbench section of BENCHMARKS.md.`
 
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "sysbench-suite:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("sysbench-suite", run) }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("sysbench-suite", flag.ContinueOnError)
-	var (
-		targets     = fs.String("targets", "direct,haproxy,obgate,obsim,haproxy-ob,obgate-ob", "comma-separated targets to run, in column order: direct, haproxy, obgate, obsim (a simulated OceanBase node), haproxy-ob (HAProxy in front of that node), obgate-ob (obgate in OceanBase mode in front of it) and names defined with --target or --ob-target")
-		obgateBin   = fs.String("obgate", "bin/obgate", "obgate binary (relative to the repository root)")
-		obsimBin    = fs.String("obsim", "bin/obsim", "obsim binary for the OceanBase-mode targets (relative to the repository root)")
-		syscalls    = fs.String("syscalls", suite.CounterPerf, "count the proxies' system calls during each measured run: perf, or none")
-		workloads   = fs.String("workloads", "oltp_point_select,go_args_point_select,oltp_read_only,oltp_read_write", "comma-separated sysbench workloads")
-		threads     = fs.String("threads", "1,8,32", "comma-separated sysbench thread counts")
-		tables      = fs.Int("tables", 8, "sysbench --tables")
-		tableSize   = fs.Int("table-size", 10000, "sysbench --table-size (rows per table)")
-		runTime     = fs.Int("time", 20, "seconds per measured run")
-		warmup      = fs.Int("warmup", 5, "seconds of warm-up (a separate sysbench run, not measured) before each measured run; 0 for none")
-		rounds      = fs.Int("rounds", 1, "measured runs per (workload, threads, target); the report shows medians")
-		quick       = fs.Bool("quick", false, "smoke test: 1 table × 1000 rows, threads 1,8, 2 s runs, no warm-up (explicit flags still win)")
-		bufferPool  = fs.String("buffer-pool", "1G", "MariaDB innodb_buffer_pool_size")
-		logFileSize = fs.String("log-file-size", "256M", "MariaDB innodb_log_file_size")
-		hapThreads  = fs.Int("haproxy-threads", suite.DefaultHAProxySettings.Threads, "HAProxy nbthread")
-		hapMaxConn  = fs.Int("haproxy-maxconn", suite.DefaultHAProxySettings.MaxConn, "HAProxy maxconn (global, frontend and server)")
-		resultsDir  = fs.String("results", "bench/results", "directory for raw results; each run makes a timestamped directory inside")
-		plotsDir    = fs.String("plots", "bench/plots", "directory for the charts BENCHMARKS.md embeds")
-		report      = fs.String("report", "BENCHMARKS.md", "report file whose sysbench section is rewritten; empty to leave it alone")
-		sysbench    = fs.String("sysbench", "sysbench", "sysbench binary")
-		haproxy     = fs.String("haproxy", "haproxy", "haproxy binary")
-		startWait   = fs.Duration("start-timeout", 60*time.Second, "how long a proxy may take to accept its first MySQL login")
-		root        = fs.String("root", "", "repository root (default: found from the working directory)")
-		serverTLS   = fs.Bool("server-tls", false, "MariaDB and obsim accept TLS (self-signed, made for the run), for targets given -o,enable_server_ssl=true")
-		extras      listFlag
-		obExtras    listFlag
-		obgateOpts  listFlag
-		binaries    listFlag
-	)
+	var cfg suite.Config
+	fs := cli.NewFlagSet("sysbench-suite", about)
+	shared := suite.AddRunFlags(fs, &cfg.RunConfig, suite.RunDefaults{
+		Workloads: "oltp_point_select,go_args_point_select,oltp_read_only,oltp_read_write", Threads: "1,8,32", Rounds: 1, BufferPool: "1G"})
+	var extras, obExtras, binaries cli.List
+	targets := fs.String("targets", "direct,haproxy,obgate,obsim,haproxy-ob,obgate-ob", "comma-separated targets to run, in column order: direct, haproxy, obgate, obsim (a simulated OceanBase node), haproxy-ob (HAProxy in front of that node), obgate-ob (obgate in OceanBase mode in front of it) and names defined with --target or --ob-target")
+	fs.StringVar(&cfg.OBSimBin, "obsim", "bin/obsim", "obsim binary for the OceanBase-mode targets (relative to the repository root)")
+	syscalls := fs.String("syscalls", suite.CounterPerf, "count the proxies' system calls during each measured run: perf, or none")
+	fs.BoolVar(&cfg.Quick, "quick", false, "smoke test: 1 table × 1000 rows, threads 1,8, 2 s runs, no warm-up (explicit flags still win)")
+	fs.IntVar(&cfg.HAProxy.MaxConn, "haproxy-maxconn", suite.DefaultHAProxySettings.MaxConn, "HAProxy maxconn (global, frontend and server)")
+	fs.StringVar(&cfg.ResultsDir, "results", "bench/results", "directory for raw results; each run makes a timestamped directory inside")
+	fs.StringVar(&cfg.ReportPath, "report", "BENCHMARKS.md", "report file whose sysbench section is rewritten; empty to leave it alone")
+	fs.DurationVar(&cfg.StartTimeout, "start-timeout", 60*time.Second, "how long a proxy may take to accept its first MySQL login")
+	fs.BoolVar(&cfg.ServerTLS, "server-tls", false, "MariaDB and obsim accept TLS (self-signed, made for the run), for targets given -o,enable_server_ssl=true")
 	fs.Var(&extras, "target", "extra obgate target `name=arg,arg,...`: another obgate process started with these extra arguments after the standard ones, split at commas (e.g. obgate-net=-o,client_io_mode=net); added to --targets unless that flag is given; repeatable")
 	fs.Var(&obExtras, "ob-target", "like --target, for obgate in OceanBase mode in front of obsim (`name=arg,arg,...`); repeatable")
 	fs.Var(&binaries, "target-binary", "`name=path`: the target defined with --target or --ob-target runs this obgate binary (relative to the repository root) instead of --obgate, for an interleaved A/B of two builds; repeatable")
-	fs.Var(&obgateOpts, "obgate-opt", "extra `key=value` passed as -o to every obgate target; repeatable")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sysbench-suite [flags]\n\nRuns sysbench against MariaDB directly, through HAProxy and through obgate,\nand against a simulated OceanBase node directly and through obgate in\nOceanBase mode, then writes bench/results/<timestamp>/, bench/plots/ and\nthe sysbench section of BENCHMARKS.md.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	fs.Var((*cli.List)(&cfg.ObgateOpts), "obgate-opt", "extra `key=value` passed as -o to every obgate target; repeatable")
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *quick {
+	if cfg.Quick {
 		if err := suite.DefaultFlags(fs, quickSettings); err != nil {
 			return err
 		}
 	}
-
-	cfg := suite.Config{
-		CommandLine:   suite.CommandLine("go run ./bench/cmd/sysbench-suite", args),
-		ObgateBin:     *obgateBin,
-		ServerTLS:     *serverTLS,
-		OBSimBin:      *obsimBin,
-		ObgateOpts:    obgateOpts,
-		SysbenchBin:   *sysbench,
-		HAProxyBin:    *haproxy,
-		HAProxy:       suite.HAProxySettings{Threads: *hapThreads, MaxConn: *hapMaxConn},
-		Workloads:     suite.SplitList(*workloads),
-		Tables:        *tables,
-		TableSize:     *tableSize,
-		TimeSeconds:   *runTime,
-		WarmupSeconds: *warmup,
-		Rounds:        *rounds,
-		Quick:         *quick,
-		ResultsDir:    *resultsDir,
-		PlotsDir:      *plotsDir,
-		ReportPath:    *report,
-		StartTimeout:  *startWait,
-		Log:           os.Stderr,
-	}
-	var err error
-	if cfg.Root, err = suite.FindRoot(*root); err != nil {
+	cfg.CommandLine = suite.CommandLine("go run ./bench/cmd/sysbench-suite", args)
+	cfg.Log = os.Stderr
+	if err := shared.Resolve(); err != nil {
 		return err
-	}
-	if cfg.Threads, err = suite.ParseInts(*threads); err != nil {
-		return fmt.Errorf("--threads: %w", err)
-	}
-	if cfg.BufferPoolSize, err = suite.ParseSize(*bufferPool); err != nil {
-		return fmt.Errorf("--buffer-pool: %w", err)
-	}
-	if cfg.LogFileSize, err = suite.ParseSize(*logFileSize); err != nil {
-		return fmt.Errorf("--log-file-size: %w", err)
 	}
 	switch *syscalls {
 	case suite.CounterPerf:
@@ -178,11 +112,7 @@ func run(args []string) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once; children die with us
-	}()
 	return suite.Run(ctx, cfg)
 }

@@ -16,30 +16,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
+	"obgate/bench/internal/cli"
 	"obgate/bench/suite"
 )
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "syscount:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("syscount", run) }
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("syscount", flag.ContinueOnError)
@@ -57,28 +45,18 @@ func run(args []string) error {
 		dir        = fs.String("dir", "", "directory for logs and raw counter output (default: a new temporary directory)")
 		jsonOut    = fs.String("json", "", "also write the results as JSON to this file")
 		root       = fs.String("root", "", "repository root (default: found from the working directory)")
-		obgateOpts listFlag
+		obgateOpts cli.List
 	)
 	fs.Var(&obgateOpts, "obgate-opt", "extra `key=value` passed as -o to obgate; repeatable")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg := suite.SyscountConfig{
 		ObgateBin: *obgateBin, OBSimBin: *obsimBin, SysbenchBin: *sysbench, ObgateOpts: obgateOpts,
 		Workload: *workload, Events: *events, Warmup: *warmup, Threads: *threads, TableSize: *tableSize,
 		Counter: *counter, Dir: *dir, Log: os.Stderr,
 	}
-	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			cfg.Modes = append(cfg.Modes, m)
-		}
-	}
+	cfg.Modes = suite.SplitList(*modes)
 	var err error
 	if cfg.Root, err = suite.FindRoot(*root); err != nil {
 		return err
@@ -98,8 +76,7 @@ func run(args []string) error {
 		fmt.Printf("obgate system calls per statement (%s, %s, %d threads, counted with %s)\n\n%s",
 			*workload, fmt.Sprint(*events)+" events", *threads, *counter, suite.FormatSyscounts(results))
 		if *jsonOut != "" {
-			b, _ := json.MarshalIndent(results, "", "  ")
-			if werr := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); werr != nil && err == nil {
+			if werr := suite.WriteJSON(*jsonOut, results); werr != nil && err == nil {
 				err = werr
 			}
 		}
