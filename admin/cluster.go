@@ -58,23 +58,12 @@ func (a *Admin) showClusterIDC(c command) *mysqlproto.ResultSet {
 // last_access_time_ns, deleting_completed_thread_num and the task counts
 // are 0, and last_access_time is "0".
 func (a *Admin) showResource(c command) *mysqlproto.ResultSet {
-	cols := []struct {
-		name   string
-		bigint bool
-	}{
+	rs := newTypedResultSet([]column{
 		{"cluster_name", false}, {"cluster_id", true}, {"state", false}, {"version", true}, {"ref_count", true},
 		{"last_access_time_ns", true}, {"last_access_time", false}, {"deleting_completed_thread_num", true},
 		{"fetch_rs_list_task_count", true}, {"last_fetch_rs_list_time_ns", true}, {"last_fetch_rs_list_time", false},
 		{"fetch_idc_list_task_count", true}, {"last_fetch_idc_list_time_ns", true}, {"last_fetch_idc_list_time", false},
-	}
-	rs := &mysqlproto.ResultSet{}
-	for _, col := range cols {
-		if col.bigint {
-			rs.Columns = append(rs.Columns, mysqlproto.BigintColumn(col.name))
-		} else {
-			rs.Columns = append(rs.Columns, mysqlproto.VarcharColumn(col.name))
-		}
-	}
+	})
 	clusters := a.clusters(c)
 	if len(clusters) == 0 {
 		return rs
@@ -101,12 +90,8 @@ func (a *Admin) showResource(c command) *mysqlproto.ResultSet {
 
 // clusters returns the clusters whose name matches c's LIKE pattern.
 func (a *Admin) clusters(c command) []*route.Cluster {
-	cs := a.srv.Clusters()
-	if cs == nil {
-		return nil
-	}
 	var out []*route.Cluster
-	for _, cl := range cs.All() {
+	for _, cl := range a.allClusters() {
 		if !c.hasLike || matchLike(c.like, cl.Name()) {
 			out = append(out, cl)
 		}

@@ -8,10 +8,7 @@ import (
 
 // congestionColumns are SHOW PROXYCONGESTION's columns, in ODP's order
 // (odp-behaviour.md §3.1); true marks a bigint column.
-var congestionColumns = []struct {
-	name   string
-	bigint bool
-}{
+var congestionColumns = []column{
 	{"cluster_name", false}, {"zone_name", false}, {"region_name", false}, {"zone_state", false},
 	{"server_ip", false}, {"cr_version", true}, {"server_state", false},
 	{"alive_congested", true}, {"last_alive_congested", false},
@@ -29,14 +26,7 @@ var congestionColumns = []struct {
 // conn_failure_events and conn_last_fail_time and is counted congested;
 // ref_count is the number of statements in flight to it.
 func (a *Admin) showCongestion(c command) *mysqlproto.ResultSet {
-	rs := &mysqlproto.ResultSet{}
-	for _, col := range congestionColumns {
-		if col.bigint {
-			rs.Columns = append(rs.Columns, mysqlproto.BigintColumn(col.name))
-		} else {
-			rs.Columns = append(rs.Columns, mysqlproto.VarcharColumn(col.name))
-		}
-	}
+	rs := newTypedResultSet(congestionColumns)
 	m := a.srv.Health()
 	if m == nil {
 		return rs

@@ -91,15 +91,8 @@ func (a *Admin) showInfo(c command) *mysqlproto.ResultSet {
 func (a *Admin) showInfoIDC(c command) *mysqlproto.ResultSet {
 	rs := newResultSet([]string{"global_idc_name", "cluster_name", "match_type", "regions_name",
 		"same_idc", "same_region", "other_region"})
-	clusters := a.srv.Clusters()
-	if clusters == nil {
-		return rs
-	}
 	idc := a.srv.Config().Load().ProxyIDCName
-	for _, cl := range clusters.All() {
-		if c.hasLike && !matchLike(c.like, cl.Name()) {
-			continue
-		}
+	for _, cl := range a.clusters(c) {
 		match, regions, same, region, other := "MATCHED_BY_NONE", "[]", "[]", "[]", "[]"
 		if t := cl.Table(); t != nil {
 			r := t.LDCReport(idc)

@@ -28,11 +28,7 @@ var partitionColumns = []string{"table_id", "partition_id", "state", "cluster_ve
 func (a *Admin) showRoute(c command) *mysqlproto.ResultSet {
 	rs := newResultSet(routeColumns)
 	match := likeMatcher(c)
-	clusters := a.srv.Clusters()
-	if clusters == nil {
-		return rs
-	}
-	for _, cl := range clusters.All() {
+	for _, cl := range a.allClusters() {
 		version := clusterVersion(cl)
 		for _, ts := range cl.TenantLists() {
 			if !match(cl.Name(), ts.Tenant, "oceanbase", "__all_dummy") {
@@ -61,11 +57,7 @@ func (a *Admin) showRoute(c command) *mysqlproto.ResultSet {
 func (a *Admin) showRoutePartition(c command) *mysqlproto.ResultSet {
 	rs := newResultSet(partitionColumns)
 	match := likeMatcher(c)
-	clusters := a.srv.Clusters()
-	if clusters == nil {
-		return rs
-	}
-	for _, cl := range clusters.All() {
+	for _, cl := range a.allClusters() {
 		version := clusterVersion(cl)
 		for _, e := range cl.TableEntries() {
 			if e.Part == nil || !match(cl.Name(), e.Tenant, e.Database, e.Table) {
@@ -81,10 +73,40 @@ func (a *Admin) showRoutePartition(c command) *mysqlproto.ResultSet {
 	return rs
 }
 
+// allClusters returns every cluster obgate routes to; none when it has no
+// cluster set.
+func (a *Admin) allClusters() []*route.Cluster {
+	cs := a.srv.Clusters()
+	if cs == nil {
+		return nil
+	}
+	return cs.All()
+}
+
 func newResultSet(cols []string) *mysqlproto.ResultSet {
 	rs := &mysqlproto.ResultSet{}
 	for _, name := range cols {
 		rs.Columns = append(rs.Columns, mysqlproto.VarcharColumn(name))
+	}
+	return rs
+}
+
+// column is a column of an admin view: its name, and whether it is a
+// BIGINT (else a VARCHAR).
+type column struct {
+	name   string
+	bigint bool
+}
+
+// newTypedResultSet returns an empty result set with the columns cols.
+func newTypedResultSet(cols []column) *mysqlproto.ResultSet {
+	rs := &mysqlproto.ResultSet{}
+	for _, col := range cols {
+		if col.bigint {
+			rs.Columns = append(rs.Columns, mysqlproto.BigintColumn(col.name))
+		} else {
+			rs.Columns = append(rs.Columns, mysqlproto.VarcharColumn(col.name))
+		}
 	}
 	return rs
 }
