@@ -133,10 +133,7 @@ func parseShow(p *parser) command {
 	case p.keyword("PROCESSLIST"):
 		c.kind = cmdShowProcesslist
 	case p.keyword("PROXYROUTE"):
-		c.kind = cmdShowRoute
-		if p.keyword("PARTITION") {
-			c.kind = cmdShowRoutePartition
-		}
+		c.kind = p.ifKeyword("PARTITION", cmdShowRoutePartition, cmdShowRoute)
 	case p.keyword("PROXYSTAT"):
 		c.kind = cmdShowStat
 		c.refresh = p.keyword("REFRESH")

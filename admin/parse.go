@@ -140,6 +140,15 @@ func (p *parser) keyword(kw string) bool {
 	return false
 }
 
+// ifKeyword consumes the next token and returns with if it is the keyword
+// kw (upper case); else it returns without.
+func (p *parser) ifKeyword(kw string, with, without cmdKind) cmdKind {
+	if p.keyword(kw) {
+		return with
+	}
+	return without
+}
+
 // punct consumes the next token if it is the punctuation c.
 func (p *parser) punct(c string) bool {
 	if p.pos < len(p.toks) && p.toks[p.pos].kind == tokPunct && p.toks[p.pos].text == c {

@@ -19,10 +19,7 @@ func parseShowView(p *parser) (c command, ok bool) {
 			return c, false
 		}
 	case p.keyword("PROXYMEMORY"):
-		c.kind = cmdShowMemory
-		if p.keyword("OBJPOOL") {
-			c.kind = cmdShowMemoryObjpool
-		}
+		c.kind = p.ifKeyword("OBJPOOL", cmdShowMemoryObjpool, cmdShowMemory)
 		c.id, c.hasID = p.number()
 	case p.keyword("PROXYNET"):
 		switch {
@@ -39,10 +36,7 @@ func parseShowView(p *parser) (c command, ok bool) {
 			return c, false
 		}
 	case p.keyword("PROXYCLUSTER"):
-		c.kind = cmdShowCluster
-		if p.keyword("IDC") {
-			c.kind = cmdShowClusterIDC
-		}
+		c.kind = p.ifKeyword("IDC", cmdShowClusterIDC, cmdShowCluster)
 	case p.keyword("PROXYRESOURCE"):
 		c.kind = cmdShowResource
 	case p.keyword("WARNLOG"):
