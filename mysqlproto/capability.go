@@ -1,10 +1,5 @@
 package mysqlproto
 
-import (
-	"strconv"
-	"strings"
-)
-
 // Capability is the set of CLIENT_* capability flags exchanged in the
 // handshake. The low 32 bits are MySQL's; MariaDB puts its extended flags in
 // bits 32..63 (sent in the handshake's reserved bytes) when the server clears
@@ -89,22 +84,4 @@ var capabilityNames = [...]string{
 }
 
 // String lists the set flags, e.g. "PROTOCOL_41|SSL".
-func (c Capability) String() string {
-	var sb strings.Builder
-	for i, name := range capabilityNames {
-		if c&(1<<uint(i)) != 0 {
-			if sb.Len() > 0 {
-				sb.WriteByte('|')
-			}
-			sb.WriteString(name)
-		}
-	}
-	rest := c &^ (1<<uint(len(capabilityNames)) - 1)
-	if rest != 0 {
-		if sb.Len() > 0 {
-			sb.WriteByte('|')
-		}
-		sb.WriteString("0x" + strconv.FormatUint(uint64(rest), 16))
-	}
-	return sb.String()
-}
+func (c Capability) String() string { return flagNames(uint64(c), capabilityNames[:]) }

@@ -3,8 +3,6 @@ package mysqlproto
 import (
 	"encoding/binary"
 	"errors"
-	"strconv"
-	"strings"
 )
 
 // OceanBase 2.0 protocol (OB20) framing.
@@ -89,16 +87,7 @@ func (f OB20Flags) String() string {
 	if f == 0 {
 		return "0"
 	}
-	var parts []string
-	for i, name := range ob20FlagNames {
-		if f&(1<<i) != 0 {
-			parts = append(parts, name)
-		}
-	}
-	if rest := f &^ (1<<len(ob20FlagNames) - 1); rest != 0 {
-		parts = append(parts, "0x"+strconv.FormatUint(uint64(rest), 16))
-	}
-	return strings.Join(parts, "|")
+	return flagNames(uint64(f), ob20FlagNames)
 }
 
 // OB20Header is a decoded frame header: the compressed-protocol header and

@@ -57,16 +57,7 @@ func (c OBCapability) String() string {
 	if c == 0 {
 		return "0"
 	}
-	var parts []string
-	for i, name := range obCapNames {
-		if c&(1<<i) != 0 {
-			parts = append(parts, name)
-		}
-	}
-	if rest := c >> obCapBits; rest != 0 {
-		parts = append(parts, "0x"+strconv.FormatUint(uint64(rest<<obCapBits), 16))
-	}
-	return strings.Join(parts, "|")
+	return flagNames(uint64(c), obCapNames[:])
 }
 
 // ParseOBCapability parses the decimal form used in connect attributes and

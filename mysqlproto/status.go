@@ -1,7 +1,5 @@
 package mysqlproto
 
-import "strings"
-
 // ServerStatus is the status-flags field of OK and EOF packets.
 type ServerStatus uint16
 
@@ -33,15 +31,5 @@ var statusNames = [...]string{
 // Has reports whether every flag of f is set in s.
 func (s ServerStatus) Has(f ServerStatus) bool { return s&f == f }
 
-func (s ServerStatus) String() string {
-	var sb strings.Builder
-	for i, name := range statusNames {
-		if s&(1<<uint(i)) != 0 {
-			if sb.Len() > 0 {
-				sb.WriteByte('|')
-			}
-			sb.WriteString(name)
-		}
-	}
-	return sb.String()
-}
+// String lists the set flags, e.g. "IN_TRANS|AUTOCOMMIT".
+func (s ServerStatus) String() string { return flagNames(uint64(s), statusNames[:]) }
