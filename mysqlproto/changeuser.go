@@ -59,25 +59,10 @@ func ParseChangeUser(b []byte, caps Capability) (*ChangeUser, error) {
 		return nil, ErrMalformed
 	}
 	r.HasCharset = true
-	if caps.Has(ClientPluginAuth) && pos < len(b) {
-		name, p, ok := ReadNullString(b, pos)
-		if !ok {
-			return nil, ErrMalformed
-		}
-		r.AuthPlugin, pos = string(name), p
+	var err error
+	if r.AuthPlugin, r.Attrs, r.HasAttrs, err = readAuthTail(b, pos, caps); err != nil {
+		return nil, err
 	}
-	if caps.Has(ClientConnectAttrs) && pos < len(b) {
-		attrs, p, ok := ReadLenEncString(b, pos)
-		if !ok {
-			return nil, ErrMalformed
-		}
-		var err error
-		if r.Attrs, err = parseConnAttrs(attrs); err != nil {
-			return nil, err
-		}
-		r.HasAttrs, pos = true, p
-	}
-	_ = pos
 	return r, nil
 }
 

@@ -224,26 +224,36 @@ func ParseHandshakeResponse(b []byte) (*HandshakeResponse, error) {
 		}
 		r.Database, pos = string(db), p
 	}
-	if r.Capability.Has(ClientPluginAuth) && pos < len(b) {
+	var err error
+	if r.AuthPlugin, r.Attrs, _, err = readAuthTail(b, pos, r.Capability); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readAuthTail reads what ends a HandshakeResponse41 and a
+// COM_CHANGE_USER, from b at pos, each part when caps has its flag and b
+// has bytes left: the auth plugin name, then the connection attributes
+// (hasAttrs: the packet carried an attribute list, possibly empty).
+func readAuthTail(b []byte, pos int, caps Capability) (plugin string, attrs []ConnAttr, hasAttrs bool, err error) {
+	if caps.Has(ClientPluginAuth) && pos < len(b) {
 		name, p, ok := ReadNullString(b, pos)
 		if !ok {
-			return nil, ErrMalformed
+			return "", nil, false, ErrMalformed
 		}
-		r.AuthPlugin, pos = string(name), p
+		plugin, pos = string(name), p
 	}
-	if r.Capability.Has(ClientConnectAttrs) && pos < len(b) {
-		attrs, p, ok := ReadLenEncString(b, pos)
+	if caps.Has(ClientConnectAttrs) && pos < len(b) {
+		list, _, ok := ReadLenEncString(b, pos)
 		if !ok {
-			return nil, ErrMalformed
+			return "", nil, false, ErrMalformed
 		}
-		var err error
-		if r.Attrs, err = parseConnAttrs(attrs); err != nil {
-			return nil, err
+		if attrs, err = parseConnAttrs(list); err != nil {
+			return "", nil, false, err
 		}
-		pos = p
+		hasAttrs = true
 	}
-	_ = pos
-	return r, nil
+	return plugin, attrs, hasAttrs, nil
 }
 
 // Attr returns the value of connection attribute key.
