@@ -1,0 +1,318 @@
+package reactor
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// handoverLedger says, for every type whose values make up a session that
+// a hot upgrade hands over, what becomes of each field:
+//
+//	"state: P; Q"  travels as the handoverState fields at paths P, Q
+//	               (Servers[].Addr: the Addr of each element)
+//	"see: T"       a value of type T, whose fields have their own entries
+//	"derived: ..." rebuilt in the new process from what travels, or from
+//	               the descriptors
+//	"not: ..."     need not travel, and why
+//
+// A field added to one of these types fails TestHandoverLedgerCoversFields
+// until it is given an entry: either it travels (handover_state.go, and
+// sampleHandoverState sets it) or the entry says why it need not.
+var handoverLedger = map[reflect.Type]map[string]string{
+	reflect.TypeFor[Session](): {
+		"srv":             "not: the adopting process's own server",
+		"id":              "state: SessionID",
+		"lifecycle":       "see: lifecycle",
+		"clientConn":      "see: clientConn",
+		"caps":            "state: Caps",
+		"status":          "state: Status",
+		"stmts":           "see: stmtTable",
+		"txnBroken":       "not: a session whose transaction broke does not move (handoverReady)",
+		"identity":        "state: User; OB.Cluster; OB.Tenant; OB.IdentityUser; OB.ClusterID",
+		"admin":           "not: administrator sessions do not move (handoverKind)",
+		"cfg":             "not: the adopting process's configuration snapshot",
+		"tm":              "not: found again from tmCluster and tmTenant on the next statement",
+		"scanner":         "not: no answer is being read at an idle point",
+		"st":              "not: a statement exists while a command runs; sessions move at idle points",
+		"tmCluster":       "state: OB.Cluster",
+		"tmTenant":        "state: OB.Tenant",
+		"partitionMissed": "not: per statement, cleared at its end",
+		"side":            "state: Mode",
+		"ob":              "see: obSession",
+		"my":              "see: mysqlSide",
+		"backend":         "see: serverConn",
+		"sharedBackend":   "derived: published from backend at the adoption",
+		"published":       "see: published",
+		"activity":        "see: activity",
+		"drv":             "not: the adopting process's transport, made for the client descriptor",
+	},
+	reflect.TypeFor[lifecycle](): {
+		"state":          "not: an adopted session starts idle",
+		"closeReq":       "not: a session with a close requested does not move (handoverReady)",
+		"killsPending":   "not: the old process's KILLs in flight; a break one of them causes after the move counts as the server's",
+		"torndown":       "not: a session being torn down does not move",
+		"endWhy":         "not: set when a session ends",
+		"loggedIn":       "derived: an adopted session is logged in",
+		"handoverFailed": "not: a session the new process refused stays in the old one",
+	},
+	reflect.TypeFor[clientConn](): {
+		"client":        "not: the adopting process's transport, made for the client descriptor",
+		"netClient":     "not: as client",
+		"ob20Client":    "not: OB 2.0 clients do not move (handoverKind)",
+		"rawConn":       "derived: the client descriptor",
+		"clientOBCaps":  "not: OB 2.0 clients do not move (handoverKind)",
+		"replySeq":      "not: starts again at every command",
+		"clientCloser":  "derived: the client descriptor",
+		"transportName": "derived: the adopting process's transport",
+		"clientAddr":    "derived: the client descriptor's peer address",
+		"connectedAt":   "state: ConnectedAt",
+	},
+	reflect.TypeFor[published](): {
+		"mu":          "not: a lock",
+		"db":          "state: DB",
+		"user":        "state: User",
+		"backendAddr": "state: Servers[].Addr",
+		"backendID":   "state: Servers[].ThreadID",
+		"varsPub":     "derived: publishOB",
+		"serversPub":  "derived: publishOB",
+	},
+	reflect.TypeFor[activity](): {
+		"transCount":  "state: TransCount",
+		"stmtCount":   "state: StmtCount",
+		"lastActive":  "state: LastActive",
+		"bytesIn":     "state: BytesIn",
+		"bytesOut":    "state: BytesOut",
+		"waitTimeout": "derived: updateWaitTimeout from OB.Sys (OceanBase mode; mysql mode has none)",
+		"inTrans":     "not: a session inside a transaction does not move (handoverReady)",
+		"curCmd":      "not: no command runs at an idle point",
+	},
+	reflect.TypeFor[stmtTable](): {
+		"byID":    "state: Stmts",
+		"last":    "state: StmtLast",
+		"pending": "not: no prepare is in progress at an idle point",
+		"free":    "not: memory for the next prepares",
+		"request": "not: the prepare being served",
+		"closing": "not: scratch for a COM_STMT_CLOSE",
+		"kept":    "not: kept statements (prepared_keep.go) are not reused by the new process",
+		"gen":     "not: the generation of kept answers, which do not move",
+	},
+	reflect.TypeFor[prepared](): {
+		"sql":     "state: Stmts[].SQL",
+		"params":  "state: Stmts[].Params",
+		"columns": "state: Stmts[].Columns",
+		"types":   "state: Stmts[].Types",
+		"home":    "state: Stmts[].Home",
+		"kind":    "derived: read again from sql",
+		"facts":   "derived: read again from sql",
+		"answer":  "not: kept answers do not move",
+		"capture": "not: kept answers do not move",
+		"gen":     "not: kept answers do not move",
+	},
+	reflect.TypeFor[obSession](): {
+		"s":            "not: the session itself",
+		"cluster":      "derived: looked up by OB.Cluster",
+		"tenant":       "state: OB.Tenant",
+		"clientLogin":  "state: OB.Login",
+		"scramble":     "state: OB.Scramble",
+		"proxySessID":  "derived: from the listener's address and SessionID",
+		"servers":      "not: OceanBase-mode server sessions stay behind; the new process opens its own and replays the variables",
+		"last":         "not: as servers",
+		"pollerFirst":  "not: per statement",
+		"vars":         "see: sessionVars",
+		"heldBegin":    "not: a session with a held BEGIN does not move (handoverReady)",
+		"begunWith":    "not: per statement",
+		"healthGen":    "not: the next plan reads the generation again",
+		"pinned":       "not: a pinned session does not move (handoverReady)",
+		"trxSpecified": "not: a session after SET TRANSACTION does not move (handoverReady)",
+		"feedback":     "derived: bound by adoptOB",
+		"publishedDB":  "derived: publishOB",
+		"stateScratch": "not: scratch",
+		"okScratch":    "not: scratch",
+		"snap":         "derived: publishOB",
+		"routeBuf":     "not: scratch",
+		"route":        "not: the statement being routed and what its plan used; none at an idle point",
+		"timeZone":     "derived: updateTimeZone from OB.Sys",
+		"timeZoneText": "derived: updateTimeZone from OB.Sys",
+	},
+	reflect.TypeFor[sessionVars](): {
+		"ver":          "derived: counts changes; restarts as the variables are set again",
+		"db":           "state: OB.DB",
+		"dbVer":        "derived: as ver",
+		"sys":          "state: OB.Sys",
+		"sysVer":       "derived: as ver",
+		"user":         "state: OB.User",
+		"userVer":      "derived: as ver",
+		"hot":          "state: OB.Hot",
+		"hotSet":       "state: OB.Hot",
+		"multiStmt":    "state: OB.MultiStmt",
+		"multiStmtVer": "state: OB.MultiStmtSet",
+		"routing":      "derived: noted as each variable is set again",
+	},
+	reflect.TypeFor[mysqlSide](): {
+		"s":    "not: the session itself",
+		"move": "see: moveLogin",
+	},
+	reflect.TypeFor[moveLogin](): {
+		"scramble":        "state: Move.Scramble",
+		"resp":            "state: Move.Login",
+		"stage1":          "state: Move.Stage1",
+		"caps":            "state: Move.Caps",
+		"stateful":        "state: Move.Stateful",
+		"useDB":           "not: a USE in progress; none at an idle point",
+		"using":           "not: as useDB",
+		"canMove":         "derived: published by commandDone at the adoption",
+		"closedOnPurpose": "not: a session whose server closed on purpose does not move (handoverReady)",
+	},
+	reflect.TypeFor[serverConn](): {
+		"conn":       "derived: the server descriptor (mysql mode)",
+		"sock":       "derived: the server descriptor",
+		"addr":       "state: Servers[].Addr",
+		"tls":        "not: TLS server sessions do not move (handoverReady)",
+		"pendingTLS": "not: as tls",
+		"threadID":   "state: Servers[].ThreadID",
+		"closed":     "not: a lost server session does not move (handoverReady)",
+		"peerGone":   "not: as closed",
+		"owner":      "derived: registered anew",
+		"reg":        "derived: registered anew",
+		"watchToken": "derived: registered anew",
+		"ob20":       "not: OB 2.0 server sessions do not move (handoverReady)",
+		"comp":       "not: compressed server sessions do not move (handoverReady)",
+		"extra":      "not: OB 2.0 only",
+		"obCaps":     "not: OB 2.0 only",
+		"status":     "state: Servers[].Status",
+		"sync":       "not: OceanBase mode's, whose server sessions stay behind",
+		"stmts":      "state: Servers[].Stmts",
+		"lastUsed":   "state: Servers[].LastUsed",
+		"current":    "derived: the only server session is the current one",
+		"sio":        "derived: made for the server descriptor",
+		"health":     "derived: the adopting process's health entry for Addr",
+	},
+}
+
+// TestHandoverLedgerCoversFields fails when a field of a type a session is
+// made of has no entry, or an entry names a field that is gone.
+func TestHandoverLedgerCoversFields(t *testing.T) {
+	byName := map[string]reflect.Type{}
+	for ty := range handoverLedger {
+		byName[ty.Name()] = ty
+	}
+	for ty, entries := range handoverLedger {
+		fields := map[string]bool{}
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			fields[f.Name] = true
+			entry, ok := entries[f.Name]
+			if !ok {
+				t.Errorf("%s.%s is neither handed over nor said to need not be: give it an entry in handoverLedger", ty.Name(), f.Name)
+				continue
+			}
+			if see, ok := strings.CutPrefix(entry, "see: "); ok {
+				if _, known := byName[see]; !known {
+					t.Errorf("%s.%s: %q has no ledger of its own", ty.Name(), f.Name, see)
+				}
+				continue
+			}
+			kind, _, _ := strings.Cut(entry, ":")
+			if !slices.Contains([]string{"state", "derived", "not"}, kind) {
+				t.Errorf("%s.%s: entry %q says none of state, see, derived, not", ty.Name(), f.Name, entry)
+			}
+		}
+		for name := range entries {
+			if !fields[name] {
+				t.Errorf("handoverLedger names %s.%s, which %s no longer has", ty.Name(), name, ty.Name())
+			}
+		}
+	}
+}
+
+// TestHandoverLedgerMatchesState checks the ledger against the encoded
+// state: every "state:" path is a field of handoverState, every field of
+// handoverState is some ledger entry's, and sampleHandoverState sets
+// every one, so that the round trip (TestHandoverStateRoundTrip) covers
+// it.
+func TestHandoverLedgerMatchesState(t *testing.T) {
+	leaves := map[string]bool{}
+	collectLeaves(reflect.TypeFor[handoverState](), "", leaves)
+	covered := map[string]bool{}
+	for ty, entries := range handoverLedger {
+		for name, entry := range entries {
+			paths, ok := strings.CutPrefix(entry, "state: ")
+			if !ok {
+				continue
+			}
+			for _, p := range strings.Split(paths, "; ") {
+				found := false
+				for leaf := range leaves {
+					if leaf == p || strings.HasPrefix(leaf, p+".") || strings.HasPrefix(leaf, p+"[].") {
+						covered[leaf], found = true, true
+					}
+				}
+				if !found {
+					t.Errorf("%s.%s: %q is no field of handoverState", ty.Name(), name, p)
+				}
+			}
+		}
+	}
+	for leaf := range leaves {
+		if !covered[leaf] {
+			t.Errorf("handoverState.%s is encoded but no session field's ledger entry says it travels there", leaf)
+		}
+	}
+	set := map[string]bool{}
+	collectSet(reflect.ValueOf(sampleHandoverState()).Elem(), "", set)
+	for leaf := range leaves {
+		if !set[leaf] {
+			t.Errorf("sampleHandoverState leaves handoverState.%s unset: the round trip does not cover it", leaf)
+		}
+	}
+}
+
+// collectLeaves adds the paths of ty's fields that hold values (not
+// records) to out: Servers[].Stmts[].Client for a field of a slice's
+// elements, OB.Sys[].Name through a pointer.
+func collectLeaves(ty reflect.Type, prefix string, out map[string]bool) {
+	for i := range ty.NumField() {
+		f := ty.Field(i)
+		p := prefix + f.Name
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft.Kind() == reflect.Struct:
+			collectLeaves(ft, p+".", out)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			collectLeaves(ft.Elem(), p+"[].", out)
+		default:
+			out[p] = true
+		}
+	}
+}
+
+// collectSet adds the leaf paths that v sets (in at least one element of
+// a slice) to out.
+func collectSet(v reflect.Value, prefix string, out map[string]bool) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		p := prefix + f.Name
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch {
+		case fv.Kind() == reflect.Struct:
+			collectSet(fv, p+".", out)
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			for j := range fv.Len() {
+				collectSet(fv.Index(j), p+"[].", out)
+			}
+		case !fv.IsZero():
+			out[p] = true
+		}
+	}
+}
