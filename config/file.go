@@ -60,9 +60,8 @@ func parseLines(data []byte) (entries []fileEntry, bad []*lineError) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		name, value, ok := strings.Cut(line, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
+		name, value, ok := cutAssignment(line)
+		if !ok {
 			bad = append(bad, &lineError{i + 1, errors.New("want name = value")})
 			continue
 		}

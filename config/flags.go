@@ -111,14 +111,9 @@ func Usage() string {
 func parseOptStr(s string) ([]Override, error) {
 	var out []Override
 	var errs []error
-	for _, pair := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
-		pair = strings.TrimSpace(pair)
-		if pair == "" {
-			continue
-		}
-		name, value, ok := strings.Cut(pair, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
+	for pair := range listEntries(s, ",\n") {
+		name, value, ok := cutAssignment(pair)
+		if !ok {
 			errs = append(errs, fmt.Errorf("config: -o: %q: want name=value", pair))
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"strings"
 
 	"obgate/internal/safefile"
 )
@@ -130,14 +129,9 @@ func checkServerTLSFiles(c *Config) error {
 // with at least one address, into the addresses of each cluster.
 func ParseClusterList(s string) (map[string][]string, error) {
 	out := map[string][]string{}
-	for _, entry := range strings.Split(s, "|") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		name, list, ok := strings.Cut(entry, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
+	for entry := range listEntries(s, "|") {
+		name, list, ok := cutAssignment(entry)
+		if !ok {
 			return nil, fmt.Errorf("entry %q: want name=ip:port;ip:port", entry)
 		}
 		if _, dup := out[name]; dup {

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -182,14 +184,27 @@ func formatCapacity(n int64) string {
 }
 
 // splitList splits an ODP ';'-separated list, dropping empty entries.
-func splitList(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ";") {
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
+func splitList(s string) []string { return slices.Collect(listEntries(s, ";")) }
+
+// listEntries yields the entries of the list s, separated by any of the
+// runes of seps: spaces around each entry dropped, blank entries left out.
+func listEntries(s, seps string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for e := range strings.FieldsFuncSeq(s, func(r rune) bool { return strings.ContainsRune(seps, r) }) {
+			if e = strings.TrimSpace(e); e != "" && !yield(e) {
+				return
+			}
 		}
 	}
-	return out
+}
+
+// cutAssignment cuts the entry name=value at its first '=' into the name,
+// spaces around it dropped, and the value as it is; ok is false when the
+// entry has no '=' or no name.
+func cutAssignment(entry string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(entry, "=")
+	name = strings.TrimSpace(name)
+	return name, value, ok && name != ""
 }
 
 // Checks used by string items in the table.
