@@ -138,36 +138,32 @@ func sqlPartInfo(tableID int64, tenant string) (string, error) {
 // the table id: each partition's tablet and its log stream.
 const partitionsHead = "SELECT /*+READ_CONSISTENCY(WEAK)*/  A.tablet_id as tablet_id, IFNULL((SELECT B.ls_id FROM oceanbase.__all_virtual_tablet_to_ls B WHERE A.tablet_id = B.tablet_id AND B.table_id = "
 
-// partitions appends a partition query: head, then the columns and view
-// between the log stream subquery and the final WHERE.
-func (q *metaSQL) partitions(tableID int64, tenant string, columns sqlText) *metaSQL {
-	return q.text(partitionsHead).int(tableID).
+// sqlPartitions is a partition query of table tableID of tenant:
+// partitionsHead, then the columns and view between the log stream
+// subquery and the final WHERE.
+func sqlPartitions(tableID int64, tenant string, columns sqlText) (string, error) {
+	if err := sqltext.CheckName(sqltext.Tenant, tenant); err != nil {
+		return "", err
+	}
+	var q metaSQL
+	q.text(partitionsHead).int(tableID).
 		text(" AND B.tenant_id = (SELECT tenant_id FROM oceanbase.DBA_OB_TENANTS WHERE tenant_name = ").str(tenant).
 		text(" LIMIT 1) LIMIT 1), -1) as ls_id, ").text(columns).
 		text(" A WHERE A.table_id = ").int(tableID).
 		text(" AND A.tenant_name = ").str(tenant).
 		text("LIMIT 9223372036854775807;")
+	return q.String(), nil
 }
 
 // sqlFirstParts is ODP's first-level partition query of table tableID of
 // tenant.
 func sqlFirstParts(tableID int64, tenant string) (string, error) {
-	if err := sqltext.CheckName(sqltext.Tenant, tenant); err != nil {
-		return "", err
-	}
-	var q metaSQL
-	q.partitions(tableID, tenant, "A.part_id as part_id, A.part_name as part_name, A.high_bound_val_bin as high_bound_val_bin, A.sub_part_num AS sub_part_num FROM oceanbase.__all_virtual_proxy_partition")
-	return q.String(), nil
+	return sqlPartitions(tableID, tenant, "A.part_id as part_id, A.part_name as part_name, A.high_bound_val_bin as high_bound_val_bin, A.sub_part_num AS sub_part_num FROM oceanbase.__all_virtual_proxy_partition")
 }
 
 // sqlSubParts is ODP's sub-partition query of table tableID of tenant.
 func sqlSubParts(tableID int64, tenant string) (string, error) {
-	if err := sqltext.CheckName(sqltext.Tenant, tenant); err != nil {
-		return "", err
-	}
-	var q metaSQL
-	q.partitions(tableID, tenant, "A.part_id as part_id, A.sub_part_id as sub_part_id, A.part_name as part_name, A.high_bound_val_bin as high_bound_val_bin FROM oceanbase.__all_virtual_proxy_sub_partition")
-	return q.String(), nil
+	return sqlPartitions(tableID, tenant, "A.part_id as part_id, A.sub_part_id as sub_part_id, A.part_name as part_name, A.high_bound_val_bin as high_bound_val_bin FROM oceanbase.__all_virtual_proxy_sub_partition")
 }
 
 // sqlRoutine is ODP's routine query: the route SQL of tenant's
