@@ -75,9 +75,7 @@ func ParseHandshake(b []byte) (*Handshake, error) {
 	if !ok {
 		return nil, ErrMalformed
 	}
-	if !h.Capability.Has(ClientMySQL) {
-		h.Capability |= Capability(binary.LittleEndian.Uint32(reserved[6:])) << mariadbExtendedShift
-	}
+	h.Capability = withMariaDBCaps(h.Capability, reserved[6:])
 	if h.Capability.Has(ClientSecureConnection) {
 		n := max(13, authLen-8)
 		part2, p, ok := ReadFixed(b, pos, n)
@@ -121,9 +119,7 @@ func (h *Handshake) Append(dst []byte) []byte {
 		dst = append(dst, 0)
 	}
 	var reserved [10]byte
-	if !h.Capability.Has(ClientMySQL) {
-		binary.LittleEndian.PutUint32(reserved[6:], uint32(h.Capability>>mariadbExtendedShift))
-	}
+	putMariaDBCaps(reserved[6:], h.Capability)
 	dst = append(dst, reserved[:]...)
 	if h.Capability.Has(ClientSecureConnection) {
 		part2 := []byte(nil)
@@ -193,9 +189,7 @@ func ParseHandshakeResponse(b []byte) (*HandshakeResponse, error) {
 	if !ok {
 		return nil, ErrMalformed
 	}
-	if !r.Capability.Has(ClientMySQL) {
-		r.Capability |= Capability(binary.LittleEndian.Uint32(filler[19:])) << mariadbExtendedShift
-	}
+	r.Capability = withMariaDBCaps(r.Capability, filler[19:])
 	user, pos, ok := ReadNullString(b, pos)
 	if !ok {
 		return nil, ErrMalformed
@@ -275,14 +269,7 @@ func (r *HandshakeResponse) Append(dst []byte) []byte {
 	if r.Database != "" {
 		c |= ClientConnectWithDB
 	}
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(c))
-	dst = binary.LittleEndian.AppendUint32(dst, r.MaxPacketSize)
-	dst = append(dst, r.Charset)
-	var filler [23]byte
-	if !c.Has(ClientMySQL) {
-		binary.LittleEndian.PutUint32(filler[19:], uint32(c>>mariadbExtendedShift))
-	}
-	dst = append(dst, filler[:]...)
+	dst = appendResponsePrefix(dst, c, r.MaxPacketSize, r.Charset)
 	dst = AppendNullString(dst, r.User)
 	switch {
 	case c.Has(ClientPluginAuthLenEncData):
@@ -308,14 +295,18 @@ func (r *HandshakeResponse) Append(dst []byte) []byte {
 
 // AppendSSLRequest encodes the SSLRequest a client sends before starting TLS.
 func AppendSSLRequest(dst []byte, c Capability, maxPacket uint32, charset byte) []byte {
-	c |= ClientSSL
+	return appendResponsePrefix(dst, c|ClientSSL, maxPacket, charset)
+}
+
+// appendResponsePrefix encodes the fixed prefix of a HandshakeResponse41
+// (all of an SSLRequest): capabilities, max packet size, charset and the
+// filler, which carries MariaDB's extended capabilities.
+func appendResponsePrefix(dst []byte, c Capability, maxPacket uint32, charset byte) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(c))
 	dst = binary.LittleEndian.AppendUint32(dst, maxPacket)
 	dst = append(dst, charset)
 	var filler [23]byte
-	if !c.Has(ClientMySQL) {
-		binary.LittleEndian.PutUint32(filler[19:], uint32(c>>mariadbExtendedShift))
-	}
+	putMariaDBCaps(filler[19:], c)
 	return append(dst, filler[:]...)
 }
 
@@ -327,8 +318,24 @@ func PatchResponseCapability(b []byte, c Capability) bool {
 		return false
 	}
 	binary.LittleEndian.PutUint32(b, uint32(c))
-	if !c.Has(ClientMySQL) {
-		binary.LittleEndian.PutUint32(b[28:], uint32(c>>mariadbExtendedShift))
-	}
+	putMariaDBCaps(b[28:], c)
 	return true
+}
+
+// withMariaDBCaps returns caps with the MariaDB extended capabilities that
+// ext (4 bytes of a greeting's or response's filler) holds, unless caps
+// has ClientMySQL: a MySQL peer's filler is reserved.
+func withMariaDBCaps(caps Capability, ext []byte) Capability {
+	if caps.Has(ClientMySQL) {
+		return caps
+	}
+	return caps | Capability(binary.LittleEndian.Uint32(ext))<<mariadbExtendedShift
+}
+
+// putMariaDBCaps writes c's MariaDB extended capabilities into ext (4
+// bytes of a greeting's or response's filler), unless c has ClientMySQL.
+func putMariaDBCaps(ext []byte, c Capability) {
+	if !c.Has(ClientMySQL) {
+		binary.LittleEndian.PutUint32(ext, uint32(c>>mariadbExtendedShift))
+	}
 }
