@@ -10,7 +10,7 @@ FUZZTIME ?= 30s
 PKGS     := ./...
 
 
-.PHONY: all build test bench chaos demo fuzz lint deps tidy clean
+.PHONY: all build test test-fast bench chaos demo fuzz lint deps tidy clean
 
 all: build
 
@@ -49,6 +49,12 @@ test: deps build
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m $(PKGS)
 	$(GO) test -count=1 -timeout 10m ./reactor/ ./mysqlproto/
+
+# test-fast runs the unit tests alone, in seconds and with no server:
+# every end-to-end test (MariaDB, obsim, obgate processes) skips under
+# -short (testkit.EndToEnd). make test runs them all.
+test-fast:
+	$(GO) test -short ./...
 
 bench: deps build
 	$(GO) run ./bench/cmd/sysbench-suite --target obgate-net=-o,client_io_mode=net

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,7 +49,10 @@ var ioModes = []string{"netpoll", "net"}
 const hangLimit = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	startMaria()
+	flag.Parse()
+	if !testing.Short() { // -short runs the unit tests alone (maria skips)
+		startMaria()
+	}
 	code := m.Run()
 	if srv := mariaSrv; srv != nil {
 		if err := srv.Stop(); err != nil {
@@ -112,6 +116,7 @@ func startMaria() {
 // could not start.
 func maria(t testing.TB) *mariadbd.Server {
 	t.Helper()
+	testkit.EndToEnd(t)
 	if mariaErr != nil {
 		t.Fatalf("reactor e2e: %v", mariaErr)
 	}

@@ -62,6 +62,7 @@ func alter(t *testing.T, adm *mysqlproto.Client, name, value string) {
 // applies live, and a certificate the verification refuses fails the
 // login with the reason without blocklisting the server.
 func TestE2EServerTLS(t *testing.T) {
+	maria(t)
 	if serverCA == "" {
 		t.Fatal("the package's MariaDB was started without TLS")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"obgate/internal/mariadbd"
+	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 )
 
@@ -47,6 +49,11 @@ func runTests(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
+	flag.Parse()
+	if testing.Short() {
+		// Every test that runs obgate or MariaDB skips (testkit.EndToEnd).
+		return m.Run(), nil
+	}
 	if obgateBin = os.Getenv("OBGATE_BIN"); obgateBin == "" {
 		obgateBin = filepath.Join(dir, "obgate")
 		// Built without -race whatever the tests use: the tests measure the
@@ -69,6 +76,7 @@ func runTests(m *testing.M) (int, error) {
 // allows 6000 connections, enough for the idle-connection test.
 func mariaDB(t *testing.T) *mariadbd.Server {
 	t.Helper()
+	testkit.EndToEnd(t)
 	mariaOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -126,6 +134,7 @@ func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...stri
 // starts it once p.args is set.
 func newObgateProc(t *testing.T, confDir string) *obgateProc {
 	t.Helper()
+	testkit.EndToEnd(t)
 	if confDir == "" {
 		confDir = t.TempDir()
 	}
@@ -249,6 +258,7 @@ func freePort(t *testing.T) int {
 // runObgate runs the binary to completion (for flags that exit at once).
 func runObgate(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	testkit.EndToEnd(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"obgate/internal/testkit"
+
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -32,6 +34,7 @@ func queryString(t *testing.T, db *sql.DB, q string) string {
 }
 
 func TestStartQueryStop(t *testing.T) {
+	testkit.EndToEnd(t)
 	ctx := context.Background()
 	s, err := Start(ctx, Options{})
 	if err != nil {
@@ -103,6 +106,7 @@ func TestStartQueryStop(t *testing.T) {
 }
 
 func TestTwoServersAtOnce(t *testing.T) {
+	testkit.EndToEnd(t)
 	var wg sync.WaitGroup
 	servers := make([]*Server, 2)
 	errs := make([]error, 2)
@@ -145,6 +149,7 @@ func TestTwoServersAtOnce(t *testing.T) {
 }
 
 func TestStartForTest(t *testing.T) {
+	testkit.EndToEnd(t)
 	var pid int
 	var dir string
 	t.Run("inner", func(t *testing.T) {
@@ -165,6 +170,7 @@ func TestStartForTest(t *testing.T) {
 // TestStartupTime measures Start once the template exists. The target is
 // well under 3 s; the assertion is looser so a busy machine does not fail it.
 func TestStartupTime(t *testing.T) {
+	testkit.EndToEnd(t)
 	warm := StartForTest(t, Options{}) // makes sure the template exists
 	_ = warm.Stop()
 	var best time.Duration
@@ -190,6 +196,7 @@ func TestStartupTime(t *testing.T) {
 }
 
 func TestDirAndKeepDir(t *testing.T) {
+	testkit.EndToEnd(t)
 	dir := filepath.Join(t.TempDir(), "srv")
 	s, err := Start(context.Background(), Options{Dir: dir, KeepDir: true, BufferPoolSize: 64 << 20, MaxConnections: 50})
 	if err != nil {
@@ -224,6 +231,7 @@ func TestDirAndKeepDir(t *testing.T) {
 }
 
 func TestFixedPortTaken(t *testing.T) {
+	testkit.EndToEnd(t)
 	a := StartForTest(t, Options{})
 	_, err := Start(context.Background(), Options{Port: a.Port()})
 	if err == nil {
@@ -235,6 +243,7 @@ func TestFixedPortTaken(t *testing.T) {
 }
 
 func TestStopAfterCrash(t *testing.T) {
+	testkit.EndToEnd(t)
 	s, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +262,7 @@ func TestStopAfterCrash(t *testing.T) {
 }
 
 func TestStartCanceled(t *testing.T) {
+	testkit.EndToEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if s, err := Start(ctx, Options{}); err == nil {
@@ -262,6 +272,7 @@ func TestStartCanceled(t *testing.T) {
 }
 
 func TestTemplateConcurrentBuild(t *testing.T) {
+	testkit.EndToEnd(t)
 	bin, err := findBinaries()
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +357,7 @@ func TestDSN(t *testing.T) {
 }
 
 func TestRetryWhenPickedPortIsTaken(t *testing.T) {
+	testkit.EndToEnd(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -375,6 +387,7 @@ func TestRetryWhenPickedPortIsTaken(t *testing.T) {
 // TestServerDiesWithParent starts a server in a child process that then exits
 // without stopping it: the kernel must kill the server (Pdeathsig).
 func TestServerDiesWithParent(t *testing.T) {
+	testkit.EndToEnd(t)
 	if os.Getenv("MARIADBD_TEST_ORPHAN") == "1" {
 		s, err := Start(context.Background(), Options{KeepDir: true})
 		if err != nil {

@@ -45,3 +45,13 @@ func EventuallyDescribe(tb testing.TB, limit time.Duration, cond func() bool, de
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// EndToEnd marks a test as end-to-end: it starts MariaDB, obsim or obgate
+// processes. With go test -short (make test-fast) it is skipped, so that
+// the unit tests run alone in seconds; make test runs every test.
+func EndToEnd(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("end-to-end test (starts servers or processes): make test runs it, -short does not")
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"obgate/internal/testkit"
+
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -33,6 +35,7 @@ func TestMain(m *testing.M) {
 // testCluster returns the shared cluster, reset, and holds it for the test.
 func testCluster(t *testing.T) *Cluster {
 	t.Helper()
+	testkit.EndToEnd(t)
 	sharedOnce.Do(func() {
 		topo, err := LoadTopology("testdata/topology.json")
 		if err != nil {
