@@ -22,14 +22,18 @@ package main
 //
 // Sessions are handed over live (reactor's handover.go): at a commit the
 // old process gives each session that can move to the new one at its
-// next idle point, client and server connections included, over a
+// next idle point, over a
 // SOCK_SEQPACKET socket the child inherits, if the child said it reads
 // this process's session state ("ready sessions=1"; an obgate older than
 // the hand-over says "ready" and gets none); the child lays its session
 // ids out with the parent's proxy id and the other upgrade bit, so that
-// adopted ids never meet its own. The sessions that cannot move (TLS
-// clients, OceanBase routing mode, client_io_mode=net; see handover.go)
-// are closed at their next idle point outside a transaction (pooled
+// adopted ids never meet its own. In mysql routing mode the server
+// session moves with the client; in OceanBase mode the client connection
+// moves with its login and session variables, and the new process opens
+// and syncs server sessions of its own. The sessions that cannot move
+// (TLS clients, OB 2.0 clients, client_io_mode=net, administrators, an
+// OceanBase-mode session holding state obgate cannot replay; see
+// reactor/handover.go) are closed at their next idle point outside a transaction (pooled
 // drivers reconnect, to the new process), and the rest when the timeout
 // ends. A rollback drains the child's sessions the same way: they are
 // not handed back.
