@@ -8,6 +8,8 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestProcsGovernorFollowsLoad drives the governor's decisions with
@@ -138,22 +140,26 @@ func TestProcsGovernorFollowsLoad(t *testing.T) {
 	}
 }
 
-// TestLoadSamplerReadsTheProcess: CPU spent on a busy loop shows as CPUs
-// used, and goroutines kept runnable behind a busy one on a single P show
-// as waiting.
+// TestLoadSamplerReadsTheProcess: CPU spent on a busy loop shows as CPU
+// time used, and goroutines kept runnable behind a busy one on a single P
+// show as waiting. Neither depends on how busy the machine is: the loop
+// runs until its thread was charged 100 ms, however long that takes.
 func TestLoadSamplerReadsTheProcess(t *testing.T) {
 	s := newLoadSampler(nil)
-	if _, ok := s.next(time.Now()); ok {
+	start := time.Now()
+	if _, ok := s.next(start); ok {
 		t.Fatal("the first reading reported a load")
+	}
+	const charged = 100 * time.Millisecond
+	spinCPU(t, charged)
+	end := time.Now()
+	l, ok := s.next(end)
+	if used := time.Duration(l.cpus * float64(end.Sub(start))); !ok || used < charged*9/10 {
+		t.Fatalf("a loop charged %v read as %+v (ok %v): %v of CPU time, want at least %v", charged, l, ok, used, charged*9/10)
 	}
 	spin := func(d time.Duration) {
 		for end := time.Now().Add(d); time.Now().Before(end); {
 		}
-	}
-	spin(200 * time.Millisecond)
-	l, ok := s.next(time.Now())
-	if !ok || l.cpus < 0.3 {
-		t.Fatalf("a 200 ms busy loop read as %+v (ok %v), want at least 0.3 CPUs", l, ok)
 	}
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -195,5 +201,22 @@ func TestHistogramSum(t *testing.T) {
 	}
 	if got, want := sumBuckets(h), 2*1+3*2+0*4+1*5.0; got != want {
 		t.Fatalf("sum %v, want %v", got, want)
+	}
+}
+
+// spinCPU keeps the calling goroutine's thread busy until the kernel has
+// charged it d of CPU time.
+func spinCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	threadCPU := func() time.Duration {
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+			t.Fatalf("getrusage: %v", err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	for from := threadCPU(); threadCPU()-from < d; {
 	}
 }
