@@ -1,9 +1,6 @@
 package suite
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // Target kinds.
 const (
@@ -77,13 +74,7 @@ type Measurement struct {
 // Cell aggregates the rounds of one (workload, threads, target): each figure
 // is the median over the successful rounds.
 type Cell struct {
-	Workload             string `json:"workload"`
-	Threads              int    `json:"threads"`
-	Target               string `json:"target"`
-	Kind                 string `json:"kind"`
-	Rounds               int    `json:"rounds"`
-	Failed               int    `json:"failed"`
-	Error                string `json:"error,omitempty"` // the first failure
+	CellRounds
 	QPS                  Num    `json:"qps"`
 	TPS                  Num    `json:"tps"`
 	P95Ms                Num    `json:"p95_ms"`
@@ -134,13 +125,7 @@ type Summary struct {
 
 // Cell returns the cell for (workload, threads, target), or nil.
 func (s *Summary) Cell(workload string, threads int, target string) *Cell {
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Workload == workload && c.Threads == threads && c.Target == target {
-			return c
-		}
-	}
-	return nil
+	return findCell(s.Cells, workload, threads, target)
 }
 
 // haproxyOf returns the first HAProxy target in front of mode's servers
@@ -168,66 +153,23 @@ func (s *Summary) TargetOfKind(kind string) *TargetInfo {
 // targets.
 func Summarize(runs []Measurement, workloads []string, threads []int, targets []TargetInfo) []Cell {
 	var cells []Cell
-	for _, w := range workloads {
-		for _, th := range threads {
-			for _, t := range targets {
-				c := Cell{Workload: w, Threads: th, Target: t.Name, Kind: t.Kind}
-				var qps, tps, p95, p99, pcpu, mcpu, ccpu, psys, pfutex, pcs []Num
-				for _, r := range runs {
-					if r.Workload != w || r.Threads != th || r.Target != t.Name {
-						continue
-					}
-					c.Rounds++
-					if r.Error != "" {
-						c.Failed++
-						if c.Error == "" {
-							c.Error = r.Error
-						}
-						continue
-					}
-					qps = append(qps, Num(r.Stats.QPS))
-					tps = append(tps, Num(r.Stats.TPS))
-					p95 = append(p95, r.Stats.P95Ms)
-					p99 = append(p99, r.Stats.P99Ms)
-					pcpu = append(pcpu, r.ProxyCPUUsPerQuery)
-					mcpu = append(mcpu, r.MariaDBCPUUsPerQuery)
-					ccpu = append(ccpu, r.ClientCPUUsPerQuery)
-					psys = append(psys, r.ProxySyscallsPerQuery)
-					pfutex = append(pfutex, r.ProxyFutexPerQuery)
-					pcs = append(pcs, r.ProxyContextSwitchesPerQuery)
-					c.IgnoredErrors += r.Stats.IgnoredErrors
-					c.Reconnects += r.Stats.Reconnects
-				}
-				if c.Rounds == 0 {
-					continue
-				}
-				c.QPS, c.TPS = median(qps), median(tps)
-				c.P95Ms, c.P99Ms = median(p95), median(p99)
-				c.ProxyCPUUsPerQuery, c.MariaDBCPUUsPerQuery, c.ClientCPUUsPerQuery = median(pcpu), median(mcpu), median(ccpu)
-				c.ProxySyscallsPerQuery = median(psys)
-				c.ProxyFutexPerQuery, c.ProxyContextSwitchesPerQuery = median(pfutex), median(pcs)
-				cells = append(cells, c)
-			}
+	for _, g := range groupCells(runs, workloads, threads, targets) {
+		c := Cell{CellRounds: g.CellRounds}
+		for _, r := range g.ok {
+			c.IgnoredErrors += r.Stats.IgnoredErrors
+			c.Reconnects += r.Stats.Reconnects
 		}
+		c.QPS = medianOf(g.ok, func(r Measurement) Num { return Num(r.Stats.QPS) })
+		c.TPS = medianOf(g.ok, func(r Measurement) Num { return Num(r.Stats.TPS) })
+		c.P95Ms = medianOf(g.ok, func(r Measurement) Num { return r.Stats.P95Ms })
+		c.P99Ms = medianOf(g.ok, func(r Measurement) Num { return r.Stats.P99Ms })
+		c.ProxyCPUUsPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.ProxyCPUUsPerQuery })
+		c.MariaDBCPUUsPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.MariaDBCPUUsPerQuery })
+		c.ClientCPUUsPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.ClientCPUUsPerQuery })
+		c.ProxySyscallsPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.ProxySyscallsPerQuery })
+		c.ProxyFutexPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.ProxyFutexPerQuery })
+		c.ProxyContextSwitchesPerQuery = medianOf(g.ok, func(r Measurement) Num { return r.ProxyContextSwitchesPerQuery })
+		cells = append(cells, c)
 	}
 	return cells
-}
-
-// median of the known values; NaN if there are none.
-func median(v []Num) Num {
-	var ok []float64
-	for _, x := range v {
-		if x.Valid() {
-			ok = append(ok, float64(x))
-		}
-	}
-	if len(ok) == 0 {
-		return NaN
-	}
-	slices.Sort(ok)
-	n := len(ok)
-	if n%2 == 1 {
-		return Num(ok[n/2])
-	}
-	return Num((ok[n/2-1] + ok[n/2]) / 2)
 }

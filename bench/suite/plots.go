@@ -108,43 +108,20 @@ func qpsPlot(s *Summary, workload, file string) error {
 }
 
 func cpuPlot(s *Summary, workload string, proxies []TargetInfo, file string) error {
-	p := plot.New()
-	p.Title.Text = workload + ": proxy CPU per query"
-	p.X.Label.Text = "sysbench threads"
-	p.Y.Label.Text = "CPU µs per query"
-	p.Legend.Top = true
-	p.Legend.XOffs = -vg.Points(8)
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	p.Add(grid)
-	var names []string
-	for _, th := range s.Settings.Threads {
-		names = append(names, strconv.Itoa(th))
-	}
-	p.NominalX(names...)
-
-	width := vg.Points(60 / float64(len(proxies)))
-	maxY := 0.0
-	for i, t := range proxies {
-		vals := make(plotter.Values, len(s.Settings.Threads))
+	var series []barSeries
+	for _, t := range proxies {
+		b := barSeries{name: t.Name, color: colorIndex(s, t.Name), values: make(plotter.Values, len(s.Settings.Threads))}
 		for j, th := range s.Settings.Threads {
 			if c := s.Cell(workload, th, t.Name); c != nil && c.ProxyCPUUsPerQuery.Valid() {
-				vals[j] = float64(c.ProxyCPUUsPerQuery)
-				maxY = max(maxY, vals[j])
+				b.values[j] = float64(c.ProxyCPUUsPerQuery)
 			}
 		}
-		bars, err := plotter.NewBarChart(vals, width)
-		if err != nil {
-			return err
-		}
-		bars.Color = plotutil.Color(colorIndex(s, t.Name))
-		bars.LineStyle.Width = 0
-		bars.Offset = width * vg.Length(float64(i)-float64(len(proxies)-1)/2)
-		p.Add(bars)
-		p.Legend.Add(t.Name, bars)
+		series = append(series, b)
 	}
-	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	p.Y.Min = 0
+	p, maxY, err := threadBars(workload+": proxy CPU per query", "CPU µs per query", s.Settings.Threads, series, 60, -vg.Points(8))
+	if err != nil {
+		return err
+	}
 	p.Y.Max = maxY * 1.25 // room for the legend
 	if maxY == 0 {
 		p.Y.Max = 1
@@ -163,12 +140,17 @@ func colorIndex(s *Summary, name string) int {
 }
 
 func savePNG(p *plot.Plot, file string) error {
-	c := vgimg.NewWith(
-		vgimg.UseWH(vg.Length(plotWidthPx)*vg.Inch/plotDPI, vg.Length(plotHeightPx)*vg.Inch/plotDPI),
-		vgimg.UseDPI(plotDPI),
-	)
+	c := newCanvas(1)
 	p.Draw(draw.New(c))
 	return WritePNG(c, file)
+}
+
+// newCanvas is a canvas for n charts side by side.
+func newCanvas(n int) *vgimg.Canvas {
+	return vgimg.NewWith(
+		vgimg.UseWH(vg.Length(plotWidthPx*n)*vg.Inch/plotDPI, vg.Length(plotHeightPx)*vg.Inch/plotDPI),
+		vgimg.UseDPI(plotDPI),
+	)
 }
 
 // WritePNG writes a drawn canvas to file as PNG (the chaos suite's plots

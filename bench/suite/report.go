@@ -94,15 +94,7 @@ func RenderReport(s *Summary, plots []Plot, links ReportLinks) string {
 		writeContextTable(&b, s, w)
 		p("\n</details>\n\n")
 	}
-	if s.Failures > 0 {
-		p("### Failed runs\n\n")
-		for _, c := range s.Cells {
-			if c.Failed > 0 {
-				p("- %s, %d threads, %s: %d of %d round(s) failed: %s\n", c.Workload, c.Threads, c.Target, c.Failed, c.Rounds, cellText(firstLine(c.Error)))
-			}
-		}
-		p("\n")
-	}
+	writeFailedRuns(p, s.Failures, s.Cells)
 	p("%s\n", EndMarker)
 	return b.String()
 }
@@ -267,6 +259,21 @@ func UpdateSection(doc, section string) string {
 		return "# Benchmarks\n\n" + section
 	}
 	return strings.TrimRight(doc, "\n") + "\n\n" + section
+}
+
+// writeFailedRuns writes the report's list of the cells with failed
+// rounds, when failures says there are any.
+func writeFailedRuns[C interface{ rounds() CellRounds }](p func(string, ...any), failures int, cells []C) {
+	if failures <= 0 {
+		return
+	}
+	p("### Failed runs\n\n")
+	for _, cell := range cells {
+		if c := cell.rounds(); c.Failed > 0 {
+			p("- %s, %d threads, %s: %d of %d round(s) failed: %s\n", c.Workload, c.Threads, c.Target, c.Failed, c.Rounds, cellText(firstLine(c.Error)))
+		}
+	}
+	p("\n")
 }
 
 // reportHeader writes what every suite's section starts with: where it

@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"obgate/internal/mariadbd"
@@ -95,13 +92,7 @@ type RoutingRun struct {
 // RoutingCell aggregates the rounds of one (workload, threads, target):
 // figures are medians over the successful rounds, counts are sums.
 type RoutingCell struct {
-	Workload   string      `json:"workload"`
-	Threads    int         `json:"threads"`
-	Target     string      `json:"target"`
-	Kind       string      `json:"kind"`
-	Rounds     int         `json:"rounds"`
-	Failed     int         `json:"failed"`
-	Error      string      `json:"error,omitempty"` // the first failure
+	CellRounds
 	QPS        Num         `json:"qps"`
 	P95Ms      Num         `json:"p95_ms"`
 	P99Ms      Num         `json:"p99_ms"`
@@ -165,13 +156,7 @@ type RoutingSummary struct {
 
 // Cell returns the cell of (workload, threads, target), or nil.
 func (s *RoutingSummary) Cell(workload string, threads int, target string) *RoutingCell {
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Workload == workload && c.Threads == threads && c.Target == target {
-			return c
-		}
-	}
-	return nil
+	return findCell(s.Cells, workload, threads, target)
 }
 
 // routingKind returns the Kind* of a routing target, or "".
@@ -236,17 +221,13 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 	logf("results: %s", outDir)
 	env := CollectEnvironment(ctx, cfg.SysbenchBin, cfg.HAProxyBin)
 
-	var cleanups []func()
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}()
+	var undo cleanups
+	defer undo.run()
 
 	// The tables exist before obsim starts, so obsim keeps their rows and
 	// reads their columns.
 	srv, prepare, err := startSbtestMariaDB(ctx, mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize},
-		cfg.SysbenchBin, cfg.sysbenchCommon(), cfg.Tables, cfg.TableSize, outDir, &env, logf, &cleanups)
+		cfg.SysbenchBin, cfg.sysbenchCommon(), cfg.Tables, cfg.TableSize, outDir, &env, logf, &undo)
 	if err != nil {
 		return err
 	}
@@ -267,11 +248,7 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 	if err != nil {
 		return err
 	}
-	cleanups = append(cleanups, func() {
-		if err := sim.Stop(10 * time.Second); err != nil {
-			logf("stopping obsim: %v", err)
-		}
-	})
+	undo.add(stopping(sim, "obsim", logf))
 	rslist, err := waitLogLine(ctx, sim, "rslist (ODP -r): ", cfg.StartTimeout)
 	if err != nil {
 		return err
@@ -290,7 +267,7 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 	logf("obsim (pid %d): %s", sim.PID(), rslist)
 
 	targets, tcleanup, err := startRoutingTargets(ctx, cfg, rslist, nodes, outDir, &env, logf)
-	cleanups = append(cleanups, tcleanup)
+	undo.add(tcleanup)
 	if err != nil {
 		return err
 	}
@@ -327,38 +304,25 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 
 	renv := routingEnv{srv: srv, sim: sim, ctl: ctl}
 	var runs []RoutingRun
-	total := len(cfg.Workloads) * len(cfg.Threads) * cfg.Rounds * len(targets)
-	cell := 0
-	for _, w := range cfg.Workloads {
-		for _, th := range cfg.Threads {
-			for round := 1; round <= cfg.Rounds; round++ {
-				// The order rotates per cell and round, so that no target
-				// always runs first or right after the same other one.
-				for k := range targets {
-					t := targets[(k+cell)%len(targets)]
-					if err := ctx.Err(); err != nil {
-						return context.Cause(ctx)
-					}
-					r := measureRouting(ctx, cfg, renv, t, w, th, round, outDir)
-					if err := ctx.Err(); err != nil {
-						return context.Cause(ctx) // cut short; not recorded
-					}
-					runs = append(runs, r)
-					if err := writeJSON(filepath.Join(outDir, "runs", routingRunFile(r)), r); err != nil {
-						return err
-					}
-					logf("[%d/%d] %s", len(runs), total, describeRoutingRun(r))
-				}
-				cell++
+	err = measureAll(ctx, cfg.RunConfig, targets,
+		func(t target, workload string, threads, round int) RoutingRun {
+			return measureRouting(ctx, cfg, renv, t, workload, threads, round, outDir)
+		},
+		func(r RoutingRun, n, total int) error {
+			runs = append(runs, r)
+			if err := writeJSON(filepath.Join(outDir, "runs", r.key().jsonFile()), r); err != nil {
+				return err
 			}
-		}
+			logf("[%d/%d] %s", n, total, describeRoutingRun(r))
+			return nil
+		})
+	if err != nil {
+		return err
 	}
 
 	summary.Cells = SummarizeRouting(runs, cfg.Workloads, cfg.Threads, summary.Targets)
+	summary.Failures = countFailures(runs)
 	for _, r := range runs {
-		if r.Error != "" {
-			summary.Failures++
-		}
 		r.Stats.Histogram = nil
 		summary.Runs = append(summary.Runs, r)
 	}
@@ -369,8 +333,7 @@ func RunRouting(ctx context.Context, cfg RoutingConfig) error {
 	if err != nil {
 		return err
 	}
-	section := RenderRoutingReport(summary, plots, ReportLinks{PlotsDir: ".", ResultsDir: ".", Readme: rel(outDir, cfg.abs("bench/README.md"))})
-	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(section), 0o644); err != nil {
+	if err := cfg.writeRunReport(outDir, func(links ReportLinks) string { return RenderRoutingReport(summary, plots, links) }); err != nil {
 		return err
 	}
 	fmt.Fprint(cfg.Log, "\n"+RoutingTextTable(summary)+"\n")
@@ -499,36 +462,16 @@ func startRoutingTargets(ctx context.Context, cfg RoutingConfig, rslist string, 
 			}
 			t.Port, t.proc, t.Command = port, p, relArgs(cfg.Root, p.Args)
 		case KindObgate:
-			port, err := freePort()
-			if err != nil {
-				return targets, cleanup, err
-			}
-			mport, err := freePort()
-			if err != nil {
-				return targets, cleanup, err
-			}
 			confDir := filepath.Join(outDir, "conf", name)
-			if err := os.MkdirAll(confDir, 0o755); err != nil {
+			if err := startObgate(ctx, cfg.RunConfig, &t, cfg.ObgateBin, confDir, []string{"-r", rslist, "-c", RoutingCluster}, routingTargetArgs(name), outDir, env); err != nil {
 				return targets, cleanup, err
 			}
-			argv := obgateArgv(cfg.ObgateBin, port, mport, confDir, []string{"-r", rslist, "-c", RoutingCluster}, cfg.ObgateOpts)
-			argv = append(argv, routingTargetArgs(name)...)
-			p, err := StartProcess(name, filepath.Join(outDir, "logs", name+".log"), argv...)
-			if err != nil {
-				return targets, cleanup, err
-			}
-			t.Port, t.proc, t.Command, t.User = port, p, relArgs(cfg.Root, argv), RoutingProxyUser
-			if env.ObgateCommit == "" {
-				env.ObgateCommit = GitCommit(ctx, cfg.Root)
-				env.ObgateVersion = firstLine(commandOutput(ctx, cfg.ObgateBin, "-V"))
-			}
+			t.User = RoutingProxyUser
 		}
 		targets = append(targets, t)
-		begin := time.Now()
-		if err := waitLogin(ctx, t, cfg.StartTimeout); err != nil {
+		if err := waitReady(ctx, t, cfg.StartTimeout, logf); err != nil {
 			return targets, cleanup, err
 		}
-		logf("%s on 127.0.0.1:%d accepts logins as %s after %v", name, t.Port, t.user(), time.Since(begin).Round(time.Millisecond))
 	}
 	return targets, cleanup, nil
 }
@@ -543,28 +486,22 @@ func measureRouting(ctx context.Context, cfg RoutingConfig, e routingEnv, t targ
 		OBSimCPUUsPerQuery: NaN, MariaDBCPUUsPerQuery: NaN, ClientCPUUsPerQuery: NaN,
 	}
 	r.Stats.P95Ms, r.Stats.P99Ms, r.Stats.PercentileMs = NaN, NaN, NaN
-	r.RawFile = filepath.ToSlash(filepath.Join("raw", strings.TrimSuffix(routingRunFile(r), ".json")+".txt"))
+	r.RawFile = r.key().rawFile()
 	fail := func(err error) RoutingRun {
 		r.Error = err.Error()
 		return r
 	}
 	for _, p := range []*Process{e.sim, t.proc} {
-		if p == nil {
-			continue
-		}
-		if err := p.ExitError(); err != nil {
-			return fail(fmt.Errorf("%v before the run\n%s", err, tailString(readFile(p.LogPath), 20)))
+		if err := exitedError(p, "before the run"); err != nil {
+			return fail(err)
 		}
 	}
-	base := append([]string{cfg.SysbenchBin, workload}, cfg.sysbenchCommon()...)
-	base = append(base, "--mysql-user="+t.user(), "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
-	if cfg.WarmupSeconds > 0 {
-		r.WarmupCommand = append(slices.Clone(base), "--time="+strconv.Itoa(cfg.WarmupSeconds), "run")
-		if out, err := runCommand(ctx, r.WarmupCommand); err != nil {
-			return fail(fmt.Errorf("warm-up: %w\n%s", err, tailString(string(out), 10)))
-		}
+	base := sysbenchArgv(cfg.SysbenchBin, workload, cfg.sysbenchCommon(), t, threads)
+	var err error
+	if r.WarmupCommand, err = warmUp(ctx, base, cfg.WarmupSeconds); err != nil {
+		return fail(err)
 	}
-	r.Command = append(slices.Clone(base), "--time="+strconv.Itoa(cfg.TimeSeconds), "--percentile=95", "--histogram=on", "run")
+	r.Command = measuredArgv(base, cfg.TimeSeconds)
 
 	if err := e.ctl.ResetStats(ctx); err != nil {
 		return fail(err)
@@ -583,63 +520,41 @@ func measureRouting(ctx context.Context, cfg RoutingConfig, e routingEnv, t targ
 	}
 	px0, sim0, mdb0, errs0 := cpu()
 	r.Started = time.Now().UTC()
-	cmd := exec.CommandContext(ctx, r.Command[0], r.Command[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	runErr := cmd.Run()
+	out, client, runErr := runProcess(ctx, r.Command)
 	px1, sim1, mdb1, errs1 := cpu()
 	stats, _, statsErr := e.ctl.Stats(ctx)
-	_ = os.WriteFile(filepath.Join(outDir, filepath.FromSlash(r.RawFile)), buf.Bytes(), 0o644)
 
-	st, perr := ParseSysbench(buf.Bytes())
+	st, err := sysbenchStats(out, runErr, filepath.Join(outDir, filepath.FromSlash(r.RawFile)))
 	r.Stats = st
-	switch {
-	case runErr != nil && perr != nil:
-		return fail(fmt.Errorf("sysbench: %v: %v", runErr, perr))
-	case runErr != nil:
-		return fail(fmt.Errorf("sysbench: %w", runErr))
-	case perr != nil:
-		return fail(perr)
-	case statsErr != nil:
+	if err != nil {
+		return fail(err)
+	}
+	if statsErr != nil {
 		return fail(statsErr)
 	}
 	r.Obsim = stats
 	r.Counted = stats.Total.Split(r.Split)
 	r.LocalRatio = r.Counted.LocalRatio()
 
-	q := float64(st.Queries)
-	perQuery := func(d time.Duration) Num {
-		if q == 0 {
-			return NaN
-		}
-		return Num(d.Seconds() * 1e6 / q)
-	}
 	if errors.Join(append(errs0, errs1...)...) == nil {
 		if t.proc != nil {
-			r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0)
+			r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0, st.Queries)
 		}
-		r.OBSimCPUUsPerQuery = perQuery(sim1 - sim0)
-		r.MariaDBCPUUsPerQuery = perQuery(mdb1 - mdb0)
+		r.OBSimCPUUsPerQuery = perQuery(sim1-sim0, st.Queries)
+		r.MariaDBCPUUsPerQuery = perQuery(mdb1-mdb0, st.Queries)
 	}
-	if ps := cmd.ProcessState; ps != nil {
-		r.ClientCPUUsPerQuery = perQuery(ps.UserTime() + ps.SystemTime())
+	if c, ok := cpuTime(client); ok {
+		r.ClientCPUUsPerQuery = perQuery(c, st.Queries)
 	}
 	for _, p := range []*Process{e.sim, t.proc} {
-		if p == nil {
-			continue
-		}
-		if err := p.ExitError(); err != nil {
-			return fail(fmt.Errorf("%v during the run\n%s", err, tailString(readFile(p.LogPath), 20)))
+		if err := exitedError(p, "during the run"); err != nil {
+			return fail(err)
 		}
 	}
 	return r
 }
 
-func routingRunFile(r RoutingRun) string {
-	return fmt.Sprintf("%s-t%03d-%s-r%d.json", r.Workload, r.Threads, r.Target, r.Round)
-}
-
+// describeRoutingRun is the progress line of r.
 func describeRoutingRun(r RoutingRun) string {
 	head := fmt.Sprintf("%-18s threads=%-3d %-19s", r.Workload, r.Threads, r.Target)
 	if r.Error != "" {
@@ -660,46 +575,25 @@ func describeRoutingRun(r RoutingRun) string {
 // threads and targets.
 func SummarizeRouting(runs []RoutingRun, workloads []string, threads []int, targets []TargetInfo) []RoutingCell {
 	var cells []RoutingCell
-	for _, w := range workloads {
-		for _, th := range threads {
-			for _, t := range targets {
-				c := RoutingCell{Workload: w, Threads: th, Target: t.Name, Kind: t.Kind, NodeStatements: map[string]uint64{}}
-				var qps, p95, p99, local, pcpu, scpu, mcpu []Num
-				for _, r := range runs {
-					if r.Workload != w || r.Threads != th || r.Target != t.Name {
-						continue
-					}
-					c.Rounds++
-					if r.Error != "" {
-						c.Failed++
-						if c.Error == "" {
-							c.Error = r.Error
-						}
-						continue
-					}
-					qps = append(qps, Num(r.Stats.QPS))
-					p95 = append(p95, r.Stats.P95Ms)
-					p99 = append(p99, r.Stats.P99Ms)
-					local = append(local, r.LocalRatio)
-					pcpu = append(pcpu, r.ProxyCPUUsPerQuery)
-					scpu = append(scpu, r.OBSimCPUUsPerQuery)
-					mcpu = append(mcpu, r.MariaDBCPUUsPerQuery)
-					c.Counted.add(r.Counted)
-					c.Queries += r.Stats.Queries
-					for name, n := range r.Obsim.Nodes {
-						c.NodeStatements[name] += n.Split(r.Split).Statements
-					}
-					c.IgnoredErrors += r.Stats.IgnoredErrors
-					c.Reconnects += r.Stats.Reconnects
-				}
-				if c.Rounds == 0 {
-					continue
-				}
-				c.QPS, c.P95Ms, c.P99Ms, c.LocalRatio = median(qps), median(p95), median(p99), median(local)
-				c.ProxyCPUUsPerQuery, c.OBSimCPUUsPerQuery, c.MariaDBCPUUsPerQuery = median(pcpu), median(scpu), median(mcpu)
-				cells = append(cells, c)
+	for _, g := range groupCells(runs, workloads, threads, targets) {
+		c := RoutingCell{CellRounds: g.CellRounds, NodeStatements: map[string]uint64{}}
+		for _, r := range g.ok {
+			c.Counted.add(r.Counted)
+			c.Queries += r.Stats.Queries
+			for name, n := range r.Obsim.Nodes {
+				c.NodeStatements[name] += n.Split(r.Split).Statements
 			}
+			c.IgnoredErrors += r.Stats.IgnoredErrors
+			c.Reconnects += r.Stats.Reconnects
 		}
+		c.QPS = medianOf(g.ok, func(r RoutingRun) Num { return Num(r.Stats.QPS) })
+		c.P95Ms = medianOf(g.ok, func(r RoutingRun) Num { return r.Stats.P95Ms })
+		c.P99Ms = medianOf(g.ok, func(r RoutingRun) Num { return r.Stats.P99Ms })
+		c.LocalRatio = medianOf(g.ok, func(r RoutingRun) Num { return r.LocalRatio })
+		c.ProxyCPUUsPerQuery = medianOf(g.ok, func(r RoutingRun) Num { return r.ProxyCPUUsPerQuery })
+		c.OBSimCPUUsPerQuery = medianOf(g.ok, func(r RoutingRun) Num { return r.OBSimCPUUsPerQuery })
+		c.MariaDBCPUUsPerQuery = medianOf(g.ok, func(r RoutingRun) Num { return r.MariaDBCPUUsPerQuery })
+		cells = append(cells, c)
 	}
 	return cells
 }
@@ -707,6 +601,5 @@ func SummarizeRouting(runs []RoutingRun, workloads []string, threads []int, targ
 // publishRouting copies the charts to PlotsDir and rewrites the routing
 // section of the report file.
 func publishRouting(cfg RoutingConfig, s *RoutingSummary, plots []Plot, outDir string) error {
-	return publishSection(cfg.abs(cfg.ReportPath), cfg.abs(cfg.PlotsDir), cfg.abs("bench/README.md"), plots, outDir,
-		func(links ReportLinks) string { return RenderRoutingReport(s, plots, links) }, UpdateRoutingSection)
+	return cfg.publishSection(plots, outDir, func(links ReportLinks) string { return RenderRoutingReport(s, plots, links) }, UpdateRoutingSection)
 }

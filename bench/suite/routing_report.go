@@ -96,15 +96,7 @@ func RenderRoutingReport(s *RoutingSummary, plots []Plot, links ReportLinks) str
 	writeRoutingDetails(&b, s)
 	p("\n</details>\n\n")
 
-	if s.Failures > 0 {
-		p("### Failed runs\n\n")
-		for _, c := range s.Cells {
-			if c.Failed > 0 {
-				p("- %s, %d threads, %s: %d of %d round(s) failed: %s\n", c.Workload, c.Threads, c.Target, c.Failed, c.Rounds, cellText(firstLine(c.Error)))
-			}
-		}
-		p("\n")
-	}
+	writeFailedRuns(p, s.Failures, s.Cells)
 	p("%s\n", RoutingEndMarker)
 	return b.String()
 }

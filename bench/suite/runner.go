@@ -1,11 +1,9 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -96,12 +93,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 	// Everything started from here on is stopped by the deferred calls, in
 	// reverse order, also when ctx is cancelled (Ctrl-C).
-	var cleanups []func()
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}()
+	var undo cleanups
+	defer undo.run()
 
 	common := cfg.sysbenchCommon()
 	mopts := mariadbd.Options{BufferPoolSize: cfg.BufferPoolSize, LogFileSize: cfg.LogFileSize}
@@ -114,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if err != nil {
 			return err
 		}
-		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+		undo.add(func() { os.RemoveAll(dir) })
 		cert, key, err := testkit.WriteSelfSignedCert(dir)
 		if err != nil {
 			return err
@@ -123,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		simTLS = []string{"--ssl-cert", cert, "--ssl-key", key}
 	}
 	srv, _, err := startSbtestMariaDB(ctx, mopts,
-		cfg.SysbenchBin, common, cfg.Tables, cfg.TableSize, outDir, &env, logf, &cleanups)
+		cfg.SysbenchBin, common, cfg.Tables, cfg.TableSize, outDir, &env, logf, &undo)
 	if err != nil {
 		return err
 	}
@@ -134,16 +127,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if sim, err = StartOBSim(ctx, cfg.OBSimBin, outDir, srv.DSN("root", "", ""), cfg.StartTimeout, simTLS...); err != nil {
 			return err
 		}
-		cleanups = append(cleanups, func() {
-			if err := sim.Proc.Stop(10 * time.Second); err != nil {
-				logf("stopping obsim: %v", err)
-			}
-		})
+		undo.add(stopping(sim.Proc, "obsim", logf))
 		logf("obsim node on %s (pid %d)", sim.Addr(), sim.Proc.PID())
 	}
 
 	targets, tcleanup, err := startTargets(ctx, cfg, srv, sim, outDir, &env, logf)
-	cleanups = append(cleanups, tcleanup)
+	undo.add(tcleanup)
 	if err != nil {
 		return err
 	}
@@ -173,43 +162,28 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 
 	var runs []Measurement
-	total := len(cfg.Workloads) * len(cfg.Threads) * cfg.Rounds * len(targets)
-	cell := 0
-	for _, w := range cfg.Workloads {
-		for _, th := range cfg.Threads {
-			for round := 1; round <= cfg.Rounds; round++ {
-				// Rotate the order per cell and round so that no target is
-				// always first (or always right after a write-heavy run).
-				for k := range targets {
-					t := targets[(k+cell)%len(targets)]
-					if err := ctx.Err(); err != nil {
-						return context.Cause(ctx)
-					}
-					r := measure(ctx, cfg, srv, t, w, th, round, outDir)
-					if err := ctx.Err(); err != nil {
-						return context.Cause(ctx) // the run was cut short; do not record it
-					}
-					runs = append(runs, r)
-					summary.RunFiles = append(summary.RunFiles, runFileName(r))
-					if err := writeJSON(filepath.Join(outDir, "runs", runFileName(r)), r); err != nil {
-						return err
-					}
-					logf("[%d/%d] %s", len(runs), total, describeRun(r))
-				}
-				cell++
+	err = measureAll(ctx, cfg.RunConfig, targets,
+		func(t target, workload string, threads, round int) Measurement {
+			return measure(ctx, cfg, srv, t, workload, threads, round, outDir)
+		},
+		func(r Measurement, n, total int) error {
+			runs = append(runs, r)
+			summary.RunFiles = append(summary.RunFiles, r.key().jsonFile())
+			if err := writeJSON(filepath.Join(outDir, "runs", r.key().jsonFile()), r); err != nil {
+				return err
 			}
-		}
+			logf("[%d/%d] %s", n, total, describeRun(r))
+			return nil
+		})
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
 
 	summary.Cells = Summarize(runs, cfg.Workloads, cfg.Threads, summary.Targets)
-	for _, r := range runs {
-		if r.Error != "" {
-			summary.Failures++
-		}
-	}
+	summary.Failures = countFailures(runs)
 	if err := writeJSON(filepath.Join(outDir, "summary.json"), summary); err != nil {
 		return err
 	}
@@ -217,9 +191,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
-	links := ReportLinks{PlotsDir: ".", ResultsDir: ".", Readme: rel(outDir, cfg.abs("bench/README.md"))}
-	section := RenderReport(summary, plots, links)
-	if err := os.WriteFile(filepath.Join(outDir, "report.md"), []byte(section), 0o644); err != nil {
+	if err := cfg.writeRunReport(outDir, func(links ReportLinks) string { return RenderReport(summary, plots, links) }); err != nil {
 		return err
 	}
 	if cfg.ReportPath != "" {
@@ -236,34 +208,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 // publish copies the charts to PlotsDir and rewrites the suite's section of
 // the report file.
 func publish(cfg Config, s *Summary, plots []Plot, outDir string) error {
-	return publishSection(cfg.abs(cfg.ReportPath), cfg.abs(cfg.PlotsDir), cfg.abs("bench/README.md"), plots, outDir,
-		func(links ReportLinks) string { return RenderReport(s, plots, links) }, UpdateSection)
-}
-
-// publishSection copies a run's charts from outDir to plotsDir and rewrites
-// one section of the report file: render builds it with links relative to
-// the report, update puts it into the old text. Paths are absolute.
-func publishSection(report, plotsDir, readme string, plots []Plot, outDir string,
-	render func(ReportLinks) string, update func(doc, section string) string) error {
-	if err := os.MkdirAll(plotsDir, 0o755); err != nil {
-		return err
-	}
-	for _, pl := range plots {
-		b, err := os.ReadFile(filepath.Join(outDir, pl.File))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(plotsDir, pl.File), b, 0o644); err != nil {
-			return err
-		}
-	}
-	dir := filepath.Dir(report)
-	section := render(ReportLinks{PlotsDir: rel(dir, plotsDir), ResultsDir: rel(dir, outDir), Readme: rel(dir, readme)})
-	old, err := os.ReadFile(report)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return os.WriteFile(report, []byte(update(string(old), section)), 0o644)
+	return cfg.publishSection(plots, outDir, func(links ReportLinks) string { return RenderReport(s, plots, links) }, UpdateSection)
 }
 
 func checkConfig(cfg *Config) error {
@@ -397,18 +342,18 @@ func makeResultsDir(outDir string) error {
 	return nil
 }
 
-// startSbtestMariaDB starts MariaDB with opts (its Stop joins cleanups),
+// startSbtestMariaDB starts MariaDB with opts (its Stop joins undo),
 // records its version in env, creates database sbtest and fills it with
 // sysbench prepare (output in outDir/raw/prepare.txt), whose command it
 // returns.
 func startSbtestMariaDB(ctx context.Context, opts mariadbd.Options, sysbench string, common []string, tables, tableSize int,
-	outDir string, env *Environment, logf func(string, ...any), cleanups *[]func()) (*mariadbd.Server, []string, error) {
+	outDir string, env *Environment, logf func(string, ...any), undo *cleanups) (*mariadbd.Server, []string, error) {
 	logf("starting MariaDB (innodb_buffer_pool_size=%s)", byteSize(opts.BufferPoolSize))
 	srv, err := mariadbd.Start(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	*cleanups = append(*cleanups, func() {
+	undo.add(func() {
 		if err := srv.Stop(); err != nil {
 			logf("stopping MariaDB: %v", err)
 		}
@@ -457,9 +402,7 @@ func sysbenchBase(tables, tableSize int) []string {
 func stopTargets(targets []target, logf func(string, ...any)) {
 	for i := len(targets) - 1; i >= 0; i-- {
 		if p := targets[i].proc; p != nil {
-			if err := p.Stop(10 * time.Second); err != nil {
-				logf("stopping %s: %v", targets[i].Name, err)
-			}
+			stopping(p, targets[i].Name, logf)()
 		}
 	}
 }
@@ -503,18 +446,6 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 			}
 			t.Port, t.proc, t.Command = port, p, relArgs(cfg.Root, p.Args)
 		case KindObgate:
-			port, err := freePort()
-			if err != nil {
-				return targets, cleanup, err
-			}
-			mport, err := freePort()
-			if err != nil {
-				return targets, cleanup, err
-			}
-			confDir := filepath.Join(outDir, "obgate-"+name)
-			if err := os.MkdirAll(confDir, 0o755); err != nil {
-				return targets, cleanup, err
-			}
 			servers := []string{"-r", backend, "-o", "server_routing_mode=mysql"}
 			if t.Mode == ModeOceanBase {
 				servers = []string{"-r", sim.RSList, "-c", OBCluster}
@@ -528,40 +459,28 @@ func startTargets(ctx context.Context, cfg Config, srv *mariadbd.Server, sim *OB
 					}
 				}
 			}
-			argv := append(obgateArgv(bin, port, mport, confDir, servers, cfg.ObgateOpts), extra...)
-			p, err := StartProcess(name, filepath.Join(outDir, "logs", name+".log"), argv...)
-			if err != nil {
+			if err := startObgate(ctx, cfg.RunConfig, &t, bin, filepath.Join(outDir, "obgate-"+name), servers, extra, outDir, env); err != nil {
 				return targets, cleanup, err
-			}
-			t.Port, t.proc, t.Command = port, p, relArgs(cfg.Root, argv)
-			if env.ObgateCommit == "" {
-				env.ObgateCommit = GitCommit(ctx, cfg.Root)
-				env.ObgateVersion = firstLine(commandOutput(ctx, cfg.ObgateBin, "-V"))
 			}
 		}
 		targets = append(targets, t)
 		if t.proc != nil || t.Kind == KindOBSim {
-			begin := time.Now()
-			if err := waitLogin(ctx, t, cfg.StartTimeout); err != nil {
+			if err := waitReady(ctx, t, cfg.StartTimeout, logf); err != nil {
 				return targets, cleanup, err
 			}
-			logf("%s on 127.0.0.1:%d accepts logins as %s after %v", name, t.Port, t.user(), time.Since(begin).Round(time.Millisecond))
 		}
 	}
 	return targets, cleanup, nil
 }
 
-// obgateArgv is how the suites start obgate: on 127.0.0.1:port with
-// metrics on mport, configuration in confDir, servers (the -r/-c/-o
-// arguments that say where the servers are and the routing mode), then
-// one -o per opts entry.
-func obgateArgv(bin string, port, mport int, confDir string, servers, opts []string) []string {
-	argv := []string{bin, "-N", "-p", strconv.Itoa(port), "-l", strconv.Itoa(mport), "--config-dir", confDir}
-	argv = append(argv, servers...)
-	for _, o := range opts {
-		argv = append(argv, "-o", o)
+// waitReady waits until t accepts a login and logs how long that took.
+func waitReady(ctx context.Context, t target, timeout time.Duration, logf func(string, ...any)) error {
+	begin := time.Now()
+	if err := waitLogin(ctx, t, timeout); err != nil {
+		return err
 	}
-	return argv
+	logf("%s on 127.0.0.1:%d accepts logins as %s after %v", t.Name, t.Port, t.user(), time.Since(begin).Round(time.Millisecond))
+	return nil
 }
 
 // waitLogin polls a login to sbtest through t until it works, the process
@@ -623,27 +542,20 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 		ProxySyscallsPerQuery: NaN, ProxyFutexPerQuery: NaN, ProxyContextSwitchesPerQuery: NaN,
 	}
 	r.Stats.P95Ms, r.Stats.P99Ms, r.Stats.PercentileMs = NaN, NaN, NaN
-	r.RawFile = filepath.ToSlash(filepath.Join("raw", strings.TrimSuffix(runFileName(r), ".json")+".txt"))
+	r.RawFile = r.key().rawFile()
 	fail := func(err error) Measurement {
 		r.Error = err.Error()
 		return r
 	}
-	if t.proc != nil {
-		if err := t.proc.ExitError(); err != nil {
-			return fail(fmt.Errorf("%v before the run\n%s", err, tailString(readFile(t.proc.LogPath), 20)))
-		}
+	if err := exitedError(t.proc, "before the run"); err != nil {
+		return fail(err)
 	}
-	base := append([]string{cfg.SysbenchBin, cfg.sysbenchScript(workload)}, cfg.sysbenchCommon()...)
-	base = append(base, "--mysql-user="+t.user(), "--mysql-port="+strconv.Itoa(t.Port), "--threads="+strconv.Itoa(threads), "--events=0", "--report-interval=0")
-
-	if cfg.WarmupSeconds > 0 {
-		warm := append(append([]string(nil), base...), "--time="+strconv.Itoa(cfg.WarmupSeconds), "run")
-		if out, err := runCommand(ctx, warm); err != nil {
-			return fail(fmt.Errorf("warm-up: %w\n%s", err, tailString(string(out), 10)))
-		}
+	base := sysbenchArgv(cfg.SysbenchBin, cfg.sysbenchScript(workload), cfg.sysbenchCommon(), t, threads)
+	if _, err := warmUp(ctx, base, cfg.WarmupSeconds); err != nil {
+		return fail(err)
 	}
 
-	r.Command = append(append([]string(nil), base...), "--time="+strconv.Itoa(cfg.TimeSeconds), "--percentile=95", "--histogram=on", "run")
+	r.Command = measuredArgv(base, cfg.TimeSeconds)
 	mdb0, mdbErr0 := CPUTime(srv.PID())
 	var px0 time.Duration
 	var pxErr0 error
@@ -651,17 +563,13 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	var counterErr error
 	if t.proc != nil {
 		if cfg.SyscallCounter != "" && t.IsProxy() {
-			out := filepath.Join(outDir, "raw", strings.TrimSuffix(runFileName(r), ".json")+".syscalls.txt")
+			out := filepath.Join(outDir, "raw", r.key().name()+".syscalls.txt")
 			counter, counterErr = StartSyscallCounter(ctx, cfg.SyscallCounter, t.proc.PID(), out, []string{"futex"})
 		}
 		px0, pxErr0 = CPUTime(t.proc.PID())
 	}
 	r.Started = time.Now().UTC()
-	cmd := exec.CommandContext(ctx, r.Command[0], r.Command[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	runErr := cmd.Run()
+	out, client, runErr := runProcess(ctx, r.Command)
 	var syscalls SyscallCount
 	if counter != nil {
 		syscalls, counterErr = counter.Stop(ctx)
@@ -675,30 +583,18 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 	if t.proc != nil {
 		px1, pxErr1 = CPUTime(t.proc.PID())
 	}
-	_ = os.WriteFile(filepath.Join(outDir, filepath.FromSlash(r.RawFile)), buf.Bytes(), 0o644)
 
-	st, perr := ParseSysbench(buf.Bytes())
+	st, err := sysbenchStats(out, runErr, filepath.Join(outDir, filepath.FromSlash(r.RawFile)))
 	r.Stats = st
-	switch {
-	case runErr != nil && perr != nil:
-		return fail(fmt.Errorf("sysbench: %v: %v", runErr, perr))
-	case runErr != nil:
-		return fail(fmt.Errorf("sysbench: %w", runErr))
-	case perr != nil:
-		return fail(perr)
+	if err != nil {
+		return fail(err)
 	}
 	q := float64(st.Queries)
-	perQuery := func(d time.Duration) Num {
-		if q == 0 {
-			return NaN
-		}
-		return Num(d.Seconds() * 1e6 / q)
-	}
 	if mdbErr0 == nil && mdbErr1 == nil {
-		r.MariaDBCPUSeconds, r.MariaDBCPUUsPerQuery = Num((mdb1 - mdb0).Seconds()), perQuery(mdb1-mdb0)
+		r.MariaDBCPUSeconds, r.MariaDBCPUUsPerQuery = Num((mdb1 - mdb0).Seconds()), perQuery(mdb1-mdb0, st.Queries)
 	}
 	if t.proc != nil && pxErr0 == nil && pxErr1 == nil {
-		r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0)
+		r.ProxyCPUSeconds, r.ProxyCPUUsPerQuery = Num((px1 - px0).Seconds()), perQuery(px1-px0, st.Queries)
 	}
 	if counter != nil && counterErr == nil && q > 0 {
 		r.ProxySyscalls, r.ProxySyscallsPerQuery = syscalls.Total, Num(float64(syscalls.Total)/q)
@@ -707,22 +603,16 @@ func measure(ctx context.Context, cfg Config, srv *mariadbd.Server, t target, wo
 			r.ProxyContextSwitchesPerQuery = Num(float64(syscalls.ContextSwitches) / q)
 		}
 	}
-	if ps := cmd.ProcessState; ps != nil {
-		c := ps.UserTime() + ps.SystemTime()
-		r.ClientCPUSeconds, r.ClientCPUUsPerQuery = Num(c.Seconds()), perQuery(c)
+	if c, ok := cpuTime(client); ok {
+		r.ClientCPUSeconds, r.ClientCPUUsPerQuery = Num(c.Seconds()), perQuery(c, st.Queries)
 	}
-	if t.proc != nil {
-		if err := t.proc.ExitError(); err != nil {
-			return fail(fmt.Errorf("%v during the run\n%s", err, tailString(readFile(t.proc.LogPath), 20)))
-		}
+	if err := exitedError(t.proc, "during the run"); err != nil {
+		return fail(err)
 	}
 	return r
 }
 
-func runFileName(r Measurement) string {
-	return fmt.Sprintf("%s-t%03d-%s-r%d.json", r.Workload, r.Threads, r.Target, r.Round)
-}
-
+// describeRun is the progress line of r.
 func describeRun(r Measurement) string {
 	head := fmt.Sprintf("%-18s threads=%-3d %-12s", r.Workload, r.Threads, r.Target)
 	if r.Error != "" {
@@ -742,14 +632,6 @@ func describeRun(r Measurement) string {
 		s += fmt.Sprintf(" errors=%d reconnects=%d", r.Stats.IgnoredErrors, r.Stats.Reconnects)
 	}
 	return s
-}
-
-// runCommand runs argv to completion in its own process group and returns
-// its combined output.
-func runCommand(ctx context.Context, argv []string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd.CombinedOutput()
 }
 
 func writeJSON(path string, v any) error {

@@ -88,18 +88,14 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	var cleanups []func()
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}()
+	var undo cleanups
+	defer undo.run()
 	logf("starting MariaDB")
 	srv, err := mariadbd.Start(ctx, mariadbd.Options{BufferPoolSize: 256 << 20, LogFileSize: 48 << 20})
 	if err != nil {
 		return nil, err
 	}
-	cleanups = append(cleanups, func() { _ = srv.Stop() })
+	undo.add(func() { _ = srv.Stop() })
 	if err := srv.Exec(ctx, "CREATE DATABASE sbtest"); err != nil {
 		return nil, err
 	}
@@ -124,7 +120,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 					return results, err
 				}
 				stop := sim.Proc
-				cleanups = append(cleanups, func() { _ = stop.Stop(10 * time.Second) })
+				undo.add(func() { _ = stop.Stop(10 * time.Second) })
 			}
 			backendArgs = []string{"-r", sim.RSList, "-c", OBCluster}
 			user = OBUser
@@ -152,7 +148,7 @@ func CountSyscalls(ctx context.Context, cfg SyscountConfig) ([]SyscountResult, e
 		if err != nil {
 			return results, err
 		}
-		cleanups = append(cleanups, func() { _ = p.Stop(10 * time.Second) })
+		undo.add(func() { _ = p.Stop(10 * time.Second) })
 		if err := WaitLogin(ctx, "obgate-"+mode, port, user, p, time.Minute); err != nil {
 			return results, err
 		}

@@ -304,25 +304,20 @@ func waitLogin(ctx context.Context, p *proxy) error {
 	}
 }
 
+// measureStall has a slow client hold up a large result through a fresh
+// proxy of target name and reads the proxy's RSS meanwhile.
 func measureStall(ctx context.Context, cfg config, srv *mariadbd.Server, name, outDir string) StallRun {
 	r := StallRun{Target: name, GrowthMiB: suite.NaN, DrainMiBps: suite.NaN}
-	p, err := startProxy(ctx, cfg, srv, name, "stall", outDir)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	r.Command = p.command
 	s := cfg.Settings
-	mctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	r.StallReport, err = memory.MeasureStall(mctx, memory.StallOptions{
-		Query: memory.StreamQuery{Addr: p.addr, Rows: s.Rows, RowLen: s.RowLen,
-			ReadFirst: s.ReadFirst, Stall: s.Stall, RcvBuf: s.RcvBuf},
-		PID: p.proc.PID(), MetricsURL: p.metricsURL, Interval: s.Interval,
+	var err error
+	r.Command, err = onFreshProxy(ctx, cfg, srv, name, "stall", outDir, func(ctx context.Context, p *proxy) (err error) {
+		r.StallReport, err = memory.MeasureStall(ctx, memory.StallOptions{
+			Query: memory.StreamQuery{Addr: p.addr, Rows: s.Rows, RowLen: s.RowLen,
+				ReadFirst: s.ReadFirst, Stall: s.Stall, RcvBuf: s.RcvBuf},
+			PID: p.proc.PID(), MetricsURL: p.metricsURL, Interval: s.Interval,
+		})
+		return err
 	})
-	if serr := p.proc.Stop(10 * time.Second); serr != nil && err == nil {
-		err = serr
-	}
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -334,25 +329,20 @@ func measureStall(ctx context.Context, cfg config, srv *mariadbd.Server, name, o
 	return r
 }
 
+// measureIdle holds many idle connections through a fresh proxy of
+// target name and reads what they cost it.
 func measureIdle(ctx context.Context, cfg config, srv *mariadbd.Server, name, outDir string) IdleRun {
 	r := IdleRun{Target: name, RSSKiBPerConnection: suite.NaN, HeapKiBPerConnection: suite.NaN, GoroutinesPerConnection: suite.NaN}
-	p, err := startProxy(ctx, cfg, srv, name, "idle", outDir)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	r.Command = p.command
 	s := cfg.Settings
-	mctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	r.IdleReport, err = memory.MeasureIdle(mctx, memory.IdleOptions{
-		Addr: p.addr, PID: p.proc.PID(), MetricsURL: p.metricsURL,
-		N: s.Idle, Concurrency: s.Concurrency, Sample: s.Sample, Settle: s.Settle,
-		HeapProfile: filepath.Join(outDir, name+"-idle-heap.pb.gz"),
+	var err error
+	r.Command, err = onFreshProxy(ctx, cfg, srv, name, "idle", outDir, func(ctx context.Context, p *proxy) (err error) {
+		r.IdleReport, err = memory.MeasureIdle(ctx, memory.IdleOptions{
+			Addr: p.addr, PID: p.proc.PID(), MetricsURL: p.metricsURL,
+			N: s.Idle, Concurrency: s.Concurrency, Sample: s.Sample, Settle: s.Settle,
+			HeapProfile: filepath.Join(outDir, name+"-idle-heap.pb.gz"),
+		})
+		return err
 	})
-	if serr := p.proc.Stop(10 * time.Second); serr != nil && err == nil {
-		err = serr
-	}
 	if err == nil && r.SampleOK != r.SampleAsked {
 		err = fmt.Errorf("%d of %d sampled connections answered", r.SampleOK, r.SampleAsked)
 	}
@@ -368,6 +358,25 @@ func measureIdle(ctx context.Context, cfg config, srv *mariadbd.Server, name, ou
 		r.GoroutinesPerConnection = suite.Num(g)
 	}
 	return r
+}
+
+// onFreshProxy starts a fresh proxy of target name for one measurement
+// (tag names its files), runs measure on it within 10 minutes and stops
+// it. It returns how the proxy was started and measure's error, else the
+// error of starting or stopping the proxy.
+func onFreshProxy(ctx context.Context, cfg config, srv *mariadbd.Server, name, tag, outDir string,
+	measure func(ctx context.Context, p *proxy) error) ([]string, error) {
+	p, err := startProxy(ctx, cfg, srv, name, tag, outDir)
+	if err != nil {
+		return nil, err
+	}
+	mctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	err = measure(mctx, p)
+	if serr := p.proc.Stop(10 * time.Second); serr != nil && err == nil {
+		err = serr
+	}
+	return p.command, err
 }
 
 func describeStall(r StallRun) string {
