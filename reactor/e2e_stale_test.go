@@ -3,9 +3,9 @@ package reactor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
-	"time"
 
 	"obgate/internal/testkit"
 )
@@ -49,7 +49,12 @@ func TestE2EServerWaitTimeoutClosesClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn.Close()
-		time.Sleep(2500 * time.Millisecond)
+		// The pool keeps the connection idle; once the server ends its
+		// session after wait_timeout, obgate closes it (and the raw
+		// connection above is closed already), so no client is left.
+		testkit.EventuallyDescribe(t, hangLimit, func() bool { return p.Server.ClientCount() == 0 }, func() string {
+			return fmt.Sprintf("%d client connections still open after the server's wait_timeout", p.Server.ClientCount())
+		})
 		var one int
 		if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
 			t.Fatalf("statement after the server closed the idle connection: %v", err)

@@ -3,9 +3,13 @@ package reactor
 import (
 	"errors"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"obgate/internal/npbound"
 )
 
@@ -44,13 +48,23 @@ func TestServerConnBounded(t *testing.T) {
 		done <- err
 		b.Close()
 	}()
-	time.Sleep(300 * time.Millisecond)
-	if got := nc.buffered(); got > serverInputHigh+8<<20 {
-		t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
+	// Wait until obgate stopped reading: the bound paused the connection,
+	// netpoll no longer polls it for input, and bytes wait in the kernel.
+	// From then on its buffer cannot grow; it must be within the bound.
+	tooMuch := func() {
+		if got := nc.buffered(); got > serverInputHigh+8<<20 {
+			t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
+		}
 	}
-	if !nc.rb.Paused() {
-		t.Fatalf("not paused with %d bytes buffered", nc.buffered())
-	}
+	waitUntil(t, hangLimitUnit, "reading paused with input left in TCP", func() bool {
+		tooMuch()
+		if !nc.rb.Paused() || pollsForInput(t, nc.fd) {
+			return false
+		}
+		queued, err := unix.IoctlGetInt(nc.fd, unix.SIOCINQ)
+		return err == nil && queued > 0
+	})
+	tooMuch()
 	p := make([]byte, 256<<10)
 	var n int
 	for n < total {
@@ -74,7 +88,9 @@ func TestServerConnCloseDuringRead(t *testing.T) {
 		_, err := nc.Read(make([]byte, 10))
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Close once the Read is in progress (it counts in busy), so that
+	// Close takes the path that wakes a reader instead of closing at once.
+	waitUntil(t, hangLimitUnit, "the Read to begin", func() bool { return nc.busy.Load() == 1 })
 	_ = nc.Close()
 	select {
 	case err := <-errc:
@@ -122,4 +138,31 @@ func attachedPair(t *testing.T) (*npServerConn, net.Conn) {
 		t.Fatal(err)
 	}
 	return nc, b
+}
+
+// pollsForInput reports whether an epoll instance of this process watches
+// fd for input, as /proc/self/fdinfo lists each epoll descriptor's
+// targets ("tfd: <fd> events: <hex mask> ...").
+func pollsForInput(t *testing.T, fd int) bool {
+	t.Helper()
+	dir, err := os.ReadDir("/proc/self/fdinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range dir {
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		for line := range strings.Lines(string(info)) {
+			f := strings.Fields(line)
+			if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" || f[1] != strconv.Itoa(fd) {
+				continue
+			}
+			if ev, err := strconv.ParseUint(f[3], 16, 32); err == nil && ev&unix.EPOLLIN != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

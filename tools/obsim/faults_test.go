@@ -347,7 +347,7 @@ func TestKill(t *testing.T) {
 	// KILL QUERY interrupts a running statement of another session.
 	done := make(chan obResult, 1)
 	go func() { done <- victim.query("SELECT SLEEP(20)") }()
-	time.Sleep(200 * time.Millisecond)
+	waitRunning(t, c, "SELECT SLEEP(20)")
 	if r := killer.query(fmt.Sprintf("KILL QUERY %d", victim.connID)); r.err != nil {
 		t.Fatal(r.err)
 	}
