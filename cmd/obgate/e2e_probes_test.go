@@ -119,7 +119,7 @@ func startOBGateProc(t *testing.T, rs, name string) *obgateProc {
 	p := newObgateProc(t, "")
 	p.args = []string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
 		"-r", rs, "-c", name, "--config-dir", p.confDir}
-	p.spawn(nil)
+	p.spawn()
 	return p
 }
 

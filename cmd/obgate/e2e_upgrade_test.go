@@ -499,7 +499,7 @@ func upgradeProc(t *testing.T, dir string) (*obgateProc, string) {
 	p.args = []string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
 		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "-o", "log_dir=" + filepath.Join(p.confDir, "log"),
 		"-o", "hot_upgrade_exit_timeout=10s", "--config-dir", p.confDir}
-	p.spawn(nil)
+	p.spawn()
 	p.waitReady()
 	return p, exe
 }
@@ -725,7 +725,7 @@ func TestHotUpgradeOceanBaseChain(t *testing.T) {
 	p.bin = exe
 	p.args = []string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport), "-r", cl.RSList(), "-c", cl.Name(),
 		"-o", "log_dir=" + filepath.Join(p.confDir, "log"), "-o", "hot_upgrade_exit_timeout=10s", "--config-dir", p.confDir}
-	p.spawn(nil)
+	p.spawn()
 	const user, password = "u@app#upg", "u-Secret7"
 	waitLogin(t, p, mysqlproto.ClientOptions{User: user, Password: password})
 	load := startAppLoadAs(t, p.addr(), user, password, "ob_usr2_ledger", 16)

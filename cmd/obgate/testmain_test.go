@@ -21,6 +21,8 @@ import (
 	"obgate/internal/mariadbd"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
+
+	"golang.org/x/sys/unix"
 )
 
 // The end-to-end tests run the obgate binary as a child process. TestMain
@@ -100,6 +102,11 @@ type obgateProc struct {
 	mport   int    // metrics port
 	confDir string
 	logPath string
+	// wrap is a command line obgate is started through (prlimit, for
+	// one), which must exec it; timerSlack, when set, is the timer slack
+	// it starts with.
+	wrap       []string
+	timerSlack uint64
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -120,11 +127,27 @@ func startObgate(t *testing.T, confDir string, extra ...string) *obgateProc {
 // starts is obgate.
 func startObgateUnder(t *testing.T, wrap []string, confDir string, extra ...string) *obgateProc {
 	t.Helper()
+	return startObgateWith(t, func(p *obgateProc) { p.wrap = wrap }, confDir, extra...)
+}
+
+// startObgateWithSlack is startObgate with obgate started with the given
+// timer slack, as a supervisor that sets one does (systemd's
+// TimerSlackNSec=).
+func startObgateWithSlack(t *testing.T, slack uint64, extra ...string) *obgateProc {
+	t.Helper()
+	return startObgateWith(t, func(p *obgateProc) { p.timerSlack = slack }, "", extra...)
+}
+
+// startObgateWith is startObgate with how the process starts set by
+// setup.
+func startObgateWith(t *testing.T, setup func(*obgateProc), confDir string, extra ...string) *obgateProc {
+	t.Helper()
 	srv := mariaDB(t)
 	p := newObgateProc(t, confDir)
+	setup(p)
 	p.args = append([]string{"-N", "-p", strconv.Itoa(p.port), "-l", strconv.Itoa(p.mport),
 		"-r", srv.Addr(), "-o", "server_routing_mode=mysql", "-o", "log_dir=" + filepath.Join(p.confDir, "log"), "--config-dir", p.confDir}, extra...)
-	p.spawn(wrap)
+	p.spawn()
 	p.waitReady()
 	return p
 }
@@ -145,7 +168,7 @@ func newObgateProc(t *testing.T, confDir string) *obgateProc {
 // spawn starts obgate with p.args, through the command line wrap if any,
 // without waiting for it to serve. The process is killed when the test
 // ends, and its log is shown if the test failed.
-func (p *obgateProc) spawn(wrap []string) {
+func (p *obgateProc) spawn() {
 	t := p.t
 	t.Helper()
 	logf, err := os.Create(p.logPath)
@@ -157,7 +180,7 @@ func (p *obgateProc) spawn(wrap []string) {
 	if p.bin != "" {
 		bin = p.bin
 	}
-	argv := append(append(append([]string(nil), wrap...), bin), p.args...)
+	argv := append(append(append([]string(nil), p.wrap...), bin), p.args...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -166,6 +189,14 @@ func (p *obgateProc) spawn(wrap []string) {
 		// Pdeathsig follows the thread that forked the child: keep it until
 		// the child is reaped.
 		runtime.LockOSThread()
+		if p.timerSlack != 0 {
+			// The child inherits this thread's slack; the thread ends
+			// with the goroutine, locked.
+			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(p.timerSlack), 0, 0, 0); err != nil {
+				started <- err
+				return
+			}
+		}
 		if err := p.cmd.Start(); err != nil {
 			started <- err
 			return
