@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"obgate/internal/npbound"
+	"obgate/reactor/handover"
 )
 
 // PeekIdleAfter is peekIdleAfter, for tests that must let a server session
@@ -37,15 +38,15 @@ func (srv *Server) SweepAt(now time.Time) { srv.sweep(now) }
 // HandoverTestState is an encoded hand-over state of routing mode mode
 // ('m' or 'o') with one server session per servers.
 func HandoverTestState(mode byte, servers int) []byte {
-	h := &handoverState{Mode: mode, SessionID: 0x7fff0001, User: "root"}
+	h := &handover.State{Mode: mode, SessionID: 0x7fff0001, User: "root"}
 	for range servers {
-		h.Servers = append(h.Servers, handoverServer{Addr: "127.0.0.1:1"})
+		h.Servers = append(h.Servers, handover.Server{Addr: "127.0.0.1:1"})
 	}
-	if mode == handoverModeOB {
+	if mode == handover.ModeOB {
 		h.Servers = nil
-		h.OB = &handoverOB{Cluster: "nowhere"}
+		h.OB = &handover.OB{Cluster: "nowhere"}
 	}
-	return h.encode()
+	return h.Encode()
 }
 
 // SetClientWriteRoom makes the poller's writes to client sockets take at

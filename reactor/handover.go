@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/handover"
 	"obgate/route"
 )
 
@@ -55,26 +56,20 @@ import (
 // parent, which hands sessions over only to a process that reads its
 // version; an obgate that announces none (older than the hand-over)
 // gets none, and the sessions drain.
-const HandoverStateVersion = handoverVersion
-
-// handover is what a server hands its sessions to; nil while none.
-type handover struct {
-	link *handoverLink
-}
+const HandoverStateVersion = handover.Version
 
 // HandOverSessions makes the server hand its sessions to the process at
 // the other end of conn (a unix SOCK_SEQPACKET socket; see
 // AdoptSessions) from now on: each eligible session at its next idle
 // point, and the idle ones when Shutdown drains. Call it before Shutdown.
 func (srv *Server) HandOverSessions(conn *net.UnixConn) {
-	srv.handover.Store(&handover{link: &handoverLink{conn: conn}})
+	srv.handover.Store(handover.NewLink(conn))
 }
 
 // AdoptSessions takes the sessions the process at the other end of conn
 // hands over, until conn ends; it returns the error that ended it.
 func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
-	l := &handoverLink{conn: conn}
-	return l.serve(func(state []byte, fds []int) error {
+	return handover.NewLink(conn).Serve(func(state []byte, fds []int) error {
 		// A panic costs this session (adopt closes its descriptors on
 		// the way out), never the link: the next sessions still come.
 		err := errAdoptionPanicked
@@ -143,7 +138,7 @@ func (s *Session) handOverAtIdle() bool {
 // transaction is open). A session that cannot move now for another
 // reason (its server connection runs TLS or is gone, it is pinned) is
 // left to closeIfQuiet. Any goroutine.
-func (s *Session) handOverIfIdle(h *handover) bool {
+func (s *Session) handOverIfIdle(link *handover.Link) bool {
 	if s.State() != StateIdle {
 		return true // closeIfQuiet would do nothing either
 	}
@@ -164,15 +159,15 @@ func (s *Session) handOverIfIdle(h *handover) bool {
 		s.resumeAfterHandover()
 		return false
 	}
-	s.handOverOwned(h)
+	s.handOverOwned(link)
 	return true
 }
 
 // handOverOwned moves the session, which the calling goroutine owns
 // (StateCommand, no command running).
-func (s *Session) handOverOwned(h *handover) {
+func (s *Session) handOverOwned(link *handover.Link) {
 	defer s.containPanic(panicHandover)
-	err := s.sendTo(h.link)
+	err := s.sendTo(link)
 	switch {
 	case err == nil:
 		s.srv.metrics.handoverSent.Inc()
@@ -181,7 +176,7 @@ func (s *Session) handOverOwned(h *handover) {
 		s.drv.endTransport()
 	case errors.Is(err, errHandoverNotNow):
 		s.resumeAfterHandover()
-	case errors.Is(err, errHandoverRefused):
+	case errors.Is(err, handover.ErrRefused):
 		s.handoverFailed.Store(true)
 		s.srv.log.Warn("hot upgrade: session not handed over; it drains here", "session", s.id, "err", err)
 		s.resumeAfterHandover()
@@ -200,7 +195,7 @@ var errHandoverNotNow = errors.New("session not at an idle point")
 // sendTo offers the session on link. The connections that move are
 // frozen for the offer and thawed again unless it was taken; the
 // session's owner calls it.
-func (s *Session) sendTo(link *handoverLink) error {
+func (s *Session) sendTo(link *handover.Link) error {
 	client := s.drv.clientNP
 	if !client.rb.Freeze() {
 		return errHandoverNotNow
@@ -226,13 +221,13 @@ func (s *Session) sendTo(link *handoverLink) error {
 		thaw()
 		return errHandoverNotNow
 	}
-	state := s.handoverState().encode()
-	if len(state) > maxHandoverState {
+	state := s.handoverState().Encode()
+	if len(state) > handover.MaxState {
 		thaw()
-		return fmt.Errorf("%w: its state takes %d bytes, more than %d", errHandoverRefused, len(state), maxHandoverState)
+		return fmt.Errorf("%w: its state takes %d bytes, more than %d", handover.ErrRefused, len(state), handover.MaxState)
 	}
-	err := link.offer(state, fds)
-	if errors.Is(err, errHandoverRefused) {
+	err := link.Offer(state, fds)
+	if errors.Is(err, handover.ErrRefused) {
 		thaw()
 	}
 	return err
@@ -259,36 +254,36 @@ func (s *Session) resumeAfterHandover() {
 
 // handoverState is the session's state for the new process; its owner
 // calls it.
-func (s *Session) handoverState() *handoverState {
+func (s *Session) handoverState() *handover.State {
 	s.mu.Lock()
 	user, db := s.user, s.db
 	s.mu.Unlock()
-	h := &handoverState{
-		Mode: handoverModeMySQL, SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
+	h := &handover.State{
+		Mode: handover.ModeMySQL, SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
 		User: user, DB: db, ConnectedAt: s.connectedAt.UnixNano(), LastActive: s.lastActive.Load(),
 		TransCount: s.transCount.Load(), StmtCount: s.stmtCount.Load(),
 		BytesIn: uint64(s.bytesIn), BytesOut: uint64(s.bytesOut), StmtLast: s.stmts.last,
 	}
 	be := s.backend
 	for id, p := range s.stmts.byID {
-		h.Stmts = append(h.Stmts, handoverStmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
+		h.Stmts = append(h.Stmts, handover.Stmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
 			Types: p.types, Home: p.home != nil && p.home == be})
 	}
 	if o := s.ob; o != nil {
-		h.Mode = handoverModeOB
+		h.Mode = handover.ModeOB
 		h.OB = o.handoverState()
 		return h
 	}
-	sv := handoverServer{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
+	sv := handover.Server{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
 	for client, st := range be.stmts {
 		if _, open := s.stmts.byID[client]; !open {
 			continue // a kept statement (prepared_keep.go): the new process does not reuse it
 		}
-		sv.Stmts = append(sv.Stmts, handoverServerStmt{Client: client, Server: st.id, Bound: st.bound})
+		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.id, Bound: st.bound})
 	}
-	h.Servers = []handoverServer{sv}
+	h.Servers = []handover.Server{sv}
 	if mv := &s.my.move; mv.stage1 != nil && mv.resp != nil {
-		h.Move = &handoverMove{Scramble: mv.scramble, Login: mv.resp.Append(nil), Stage1: mv.stage1,
+		h.Move = &handover.Move{Scramble: mv.scramble, Login: mv.resp.Append(nil), Stage1: mv.stage1,
 			Caps: uint64(mv.caps), Stateful: mv.stateful}
 	}
 	return h
@@ -308,14 +303,14 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 			f.Close() // net.FileConn made duplicates
 		}
 	}()
-	h, err := decodeHandoverState(raw)
+	h, err := handover.Decode(raw)
 	if err != nil {
 		return err
 	}
 	cfg := srv.cfg.Load()
-	wantMode, servers := byte(handoverModeMySQL), 1
+	wantMode, servers := byte(handover.ModeMySQL), 1
 	if cfg.ServerRoutingMode != "mysql" {
-		wantMode, servers = handoverModeOB, 0
+		wantMode, servers = handover.ModeOB, 0
 	}
 	switch {
 	case srv.draining.Load():
@@ -324,14 +319,14 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 		return fmt.Errorf("a session of another routing mode (%q); this process runs %s", h.Mode, cfg.ServerRoutingMode)
 	case len(h.Servers) != servers || len(fds) != 1+servers:
 		return fmt.Errorf("%d server sessions and %d descriptors; want %d and %d", len(h.Servers), len(fds), servers, 1+servers)
-	case h.Mode == handoverModeOB && h.OB == nil:
+	case h.Mode == handover.ModeOB && h.OB == nil:
 		return errors.New("an OceanBase-mode session without its login")
-	case h.Mode == handoverModeOB && srv.clusters == nil:
+	case h.Mode == handover.ModeOB && srv.clusters == nil:
 		return errors.New("no cluster is served here")
 	case srv.poller == nil || !srv.poller.serverConns:
 		return errors.New("this process does not run sessions on netpoll")
 	}
-	if h.Mode == handoverModeOB {
+	if h.Mode == handover.ModeOB {
 		if _, ok := srv.clusters.Get(h.OB.Cluster); !ok {
 			return fmt.Errorf("cluster %q is not served here", h.OB.Cluster)
 		}
@@ -460,23 +455,23 @@ func tcpFromFile(f *os.File) (*net.TCPConn, error) {
 
 // handoverState is the OceanBase-mode part of the session's state; the
 // session's owner calls it.
-func (o *obSession) handoverState() *handoverOB {
+func (o *obSession) handoverState() *handover.OB {
 	s := o.s
 	v := &o.vars
-	h := &handoverOB{
+	h := &handover.OB{
 		Cluster: s.identity.Cluster, Tenant: o.tenant, IdentityUser: s.identity.User, ClusterID: s.identity.ClusterID,
 		Login: o.clientLogin.Append(nil), Scramble: o.scramble, DB: v.db,
 		MultiStmtSet: v.multiStmtVer != 0, MultiStmt: v.multiStmt,
 	}
 	for _, e := range v.sys {
-		h.Sys = append(h.Sys, handoverVar{e.name, e.value})
+		h.Sys = append(h.Sys, handover.Var{Name: e.name, Value: e.value})
 	}
 	for _, e := range v.user {
-		h.User = append(h.User, handoverVar{e.name, e.value})
+		h.User = append(h.User, handover.Var{Name: e.name, Value: e.value})
 	}
 	for i := range numHot {
 		if v.hotSet[i] {
-			h.Hot = append(h.Hot, handoverHot{uint8(i), v.hot[i]})
+			h.Hot = append(h.Hot, handover.Hot{Index: uint8(i), Value: v.hot[i]})
 		}
 	}
 	return h
@@ -485,7 +480,7 @@ func (o *obSession) handoverState() *handoverOB {
 // adoptOB gives an adopted OceanBase-mode session its login and
 // variables; its server sessions are opened when its statements need
 // them.
-func (o *obSession) adoptOB(h *handoverOB) error {
+func (o *obSession) adoptOB(h *handover.OB) error {
 	s := o.s
 	cluster, ok := s.srv.clusters.Get(h.Cluster)
 	if !ok {
@@ -510,6 +505,9 @@ func (o *obSession) adoptOB(h *handoverOB) error {
 		o.vars.setUser(e.Name, e.Value)
 	}
 	for _, hv := range h.Hot {
+		if int(hv.Index) >= len(hotNames) {
+			return fmt.Errorf("hot variable %d is not known here", hv.Index)
+		}
 		o.vars.setSys([]byte(hotNames[hv.Index]), []byte(hv.Value))
 	}
 	if h.MultiStmtSet {

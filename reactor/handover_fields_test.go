@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"obgate/reactor/handover/handovertest"
 )
 
 // handoverLedger says, for every type whose values make up a session that
 // a hot upgrade hands over, what becomes of each field:
 //
-//	"state: P; Q"  travels as the handoverState fields at paths P, Q
+//	"state: P; Q"  travels as the handover.State fields at paths P, Q
 //	               (Servers[].Addr: the Addr of each element)
 //	"see: T"       a value of type T, whose fields have their own entries
 //	"derived: ..." rebuilt in the new process from what travels, or from
@@ -18,8 +20,8 @@ import (
 //	"not: ..."     need not travel, and why
 //
 // A field added to one of these types fails TestHandoverLedgerCoversFields
-// until it is given an entry: either it travels (handover_state.go, and
-// sampleHandoverState sets it) or the entry says why it need not.
+// until it is given an entry: either it travels (package handover, whose
+// handovertest.Sample sets it) or the entry says why it need not.
 var handoverLedger = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Session](): {
 		"srv":             "not: the adopting process's own server",
@@ -228,13 +230,11 @@ func TestHandoverLedgerCoversFields(t *testing.T) {
 }
 
 // TestHandoverLedgerMatchesState checks the ledger against the encoded
-// state: every "state:" path is a field of handoverState, every field of
-// handoverState is some ledger entry's, and sampleHandoverState sets
-// every one, so that the round trip (TestHandoverStateRoundTrip) covers
-// it.
+// state: every "state:" path is a field of handover.State, and every
+// field of handover.State is some ledger entry's. (That the round trip
+// covers every field is the handover package's own test.)
 func TestHandoverLedgerMatchesState(t *testing.T) {
-	leaves := map[string]bool{}
-	collectLeaves(reflect.TypeFor[handoverState](), "", leaves)
+	leaves := handovertest.Leaves()
 	covered := map[string]bool{}
 	for ty, entries := range handoverLedger {
 		for name, entry := range entries {
@@ -250,69 +250,14 @@ func TestHandoverLedgerMatchesState(t *testing.T) {
 					}
 				}
 				if !found {
-					t.Errorf("%s.%s: %q is no field of handoverState", ty.Name(), name, p)
+					t.Errorf("%s.%s: %q is no field of handover.State", ty.Name(), name, p)
 				}
 			}
 		}
 	}
 	for leaf := range leaves {
 		if !covered[leaf] {
-			t.Errorf("handoverState.%s is encoded but no session field's ledger entry says it travels there", leaf)
-		}
-	}
-	set := map[string]bool{}
-	collectSet(reflect.ValueOf(sampleHandoverState()).Elem(), "", set)
-	for leaf := range leaves {
-		if !set[leaf] {
-			t.Errorf("sampleHandoverState leaves handoverState.%s unset: the round trip does not cover it", leaf)
-		}
-	}
-}
-
-// collectLeaves adds the paths of ty's fields that hold values (not
-// records) to out: Servers[].Stmts[].Client for a field of a slice's
-// elements, OB.Sys[].Name through a pointer.
-func collectLeaves(ty reflect.Type, prefix string, out map[string]bool) {
-	for i := range ty.NumField() {
-		f := ty.Field(i)
-		p := prefix + f.Name
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		switch {
-		case ft.Kind() == reflect.Struct:
-			collectLeaves(ft, p+".", out)
-		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-			collectLeaves(ft.Elem(), p+"[].", out)
-		default:
-			out[p] = true
-		}
-	}
-}
-
-// collectSet adds the leaf paths that v sets (in at least one element of
-// a slice) to out.
-func collectSet(v reflect.Value, prefix string, out map[string]bool) {
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		p := prefix + f.Name
-		fv := v.Field(i)
-		if fv.Kind() == reflect.Pointer {
-			if fv.IsNil() {
-				continue
-			}
-			fv = fv.Elem()
-		}
-		switch {
-		case fv.Kind() == reflect.Struct:
-			collectSet(fv, p+".", out)
-		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
-			for j := range fv.Len() {
-				collectSet(fv.Index(j), p+"[].", out)
-			}
-		case !fv.IsZero():
-			out[p] = true
+			t.Errorf("handover.State.%s is encoded but no session field's ledger entry says it travels there", leaf)
 		}
 	}
 }

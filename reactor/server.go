@@ -16,6 +16,7 @@ import (
 	"obgate/internal/tlsconf"
 	"obgate/metrics"
 	"obgate/mysqlproto"
+	"obgate/reactor/handover"
 	"obgate/route"
 )
 
@@ -107,8 +108,9 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	draining  atomic.Bool
-	// handover is where a hot upgrade hands sessions to (handover.go).
-	handover atomic.Pointer[handover]
+	// handover is the link a hot upgrade hands sessions over on
+	// (handover.go); nil while none.
+	handover atomic.Pointer[handover.Link]
 	wg       sync.WaitGroup // handshake goroutines and net-transport loops
 	active   sync.WaitGroup // every session until torn down
 }

@@ -1,4 +1,4 @@
-package reactor
+package handover
 
 import (
 	"errors"
@@ -11,14 +11,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// handoverLink is the socket sessions are handed over on: a unix
+// Link is the socket sessions are handed over on: a unix
 // SOCK_SEQPACKET socket between an old obgate process and its hot-upgrade
 // child. Each offer is one message, a session's encoded state
-// (handoverState) with its descriptors attached (SCM_RIGHTS: the client's
+// (State) with its descriptors attached (SCM_RIGHTS: the client's
 // connection, then its server sessions' in the state's order); each
 // answer is one message, "ok" or "no: reason". The old process sends, the
-// new one answers, one offer at a time.
-type handoverLink struct {
+// new one answers, one offer at a time. Offer may be called from any
+// goroutine; Serve from one.
+type Link struct {
 	conn *net.UnixConn
 	mu   sync.Mutex // the old process: one offer at a time
 	// lost says an answer did not come (under mu): a late one would be
@@ -26,31 +27,34 @@ type handoverLink struct {
 	lost bool
 }
 
-// handoverAnswerTimeout bounds the wait for the new process's answer.
+// NewLink makes a link of conn, a unix SOCK_SEQPACKET socket.
+func NewLink(conn *net.UnixConn) *Link { return &Link{conn: conn} }
+
+// answerTimeout bounds the wait for the new process's answer.
 // Without one in time the session is closed in the old process: the new
 // one may have taken it, and a session must never be served twice.
-const handoverAnswerTimeout = 5 * time.Second
+const answerTimeout = 5 * time.Second
 
-// maxHandoverFDs bounds the descriptors of one offer.
-const maxHandoverFDs = 64
+// maxFDs bounds the descriptors of one offer.
+const maxFDs = 64
 
-// errHandoverRefused wraps the new process's reason for not taking a
+// ErrRefused wraps the new process's reason for not taking a
 // session: it stays with the old process, whose descriptors are intact.
-var errHandoverRefused = errors.New("the new process refused the session")
+var ErrRefused = errors.New("the new process refused the session")
 
-// offer sends state with fds and returns the answer: nil when the new
-// process took the session, errHandoverRefused when it did not, another
+// Offer sends state with fds and returns the answer: nil when the new
+// process took the session, ErrRefused when it did not, another
 // error when nobody can tell (the socket failed).
-func (l *handoverLink) offer(state []byte, fds []int) error {
+func (l *Link) Offer(state []byte, fds []int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lost {
-		return fmt.Errorf("%w: an earlier offer got no answer", errHandoverRefused)
+		return fmt.Errorf("%w: an earlier offer got no answer", ErrRefused)
 	}
-	_ = l.conn.SetDeadline(time.Now().Add(handoverAnswerTimeout))
+	_ = l.conn.SetDeadline(time.Now().Add(answerTimeout))
 	if _, _, err := l.conn.WriteMsgUnix(state, unix.UnixRights(fds...), nil); err != nil {
 		// The message did not leave: the new process has nothing.
-		return fmt.Errorf("%w: %v", errHandoverRefused, err)
+		return fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	var buf [256]byte
 	n, _, _, _, err := l.conn.ReadMsgUnix(buf[:], nil)
@@ -64,15 +68,15 @@ func (l *handoverLink) offer(state []byte, fds []int) error {
 	if answer == "ok" {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", errHandoverRefused, strings.TrimPrefix(answer, "no: "))
+	return fmt.Errorf("%w: %s", ErrRefused, strings.TrimPrefix(answer, "no: "))
 }
 
-// serve reads offers until the socket ends and answers each with what
+// Serve reads offers until the socket ends and answers each with what
 // take returns. take owns the descriptors it is given, whatever it
 // returns.
-func (l *handoverLink) serve(take func(state []byte, fds []int) error) error {
-	buf := make([]byte, maxHandoverState+1)
-	oob := make([]byte, unix.CmsgSpace(4*maxHandoverFDs))
+func (l *Link) Serve(take func(state []byte, fds []int) error) error {
+	buf := make([]byte, MaxState+1)
+	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
 	for {
 		n, oobn, flags, _, err := l.conn.ReadMsgUnix(buf, oob)
 		if err != nil {
@@ -84,7 +88,7 @@ func (l *handoverLink) serve(take func(state []byte, fds []int) error) error {
 			err = ferr
 		case flags&unix.MSG_CTRUNC != 0:
 			err = errors.New("too many descriptors")
-		case flags&unix.MSG_TRUNC != 0 || n > maxHandoverState:
+		case flags&unix.MSG_TRUNC != 0 || n > MaxState:
 			err = errors.New("state too large")
 		}
 		if err != nil {
