@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"obgate/internal/burstlog"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -82,7 +84,7 @@ func (g *acceptGuard) failed(ln net.Listener, err error) {
 		return
 	}
 	g.delay = min(max(2*g.delay, acceptDelayMin), acceptDelayMax)
-	g.srv.acceptFailures.note(err)
+	g.srv.acceptFailures.Note(err)
 	time.Sleep(g.delay)
 }
 
@@ -176,20 +178,20 @@ const burstInterval = time.Second
 // initGuards sets up the rate-limited warnings of the accept path; called
 // once from NewServer.
 func (srv *Server) initGuards() {
-	srv.refusals = newBurstLog(burstInterval, func(n int64, err error) {
+	srv.refusals = burstlog.New(burstInterval, func(n int64, err error) {
 		srv.log.Warn("refusing new clients with ERR 1040: obgate is out of file descriptors",
 			"refused", n, "reason", "fd_exhausted", "err", err)
 	})
-	srv.handshakeRefusals = newBurstLog(burstInterval, func(n int64, _ error) {
+	srv.handshakeRefusals = burstlog.New(burstInterval, func(n int64, _ error) {
 		cfg := srv.cfg.Load()
 		srv.log.Warn("refusing new clients with ERR 1040: too many logins in progress",
 			"refused", n, "reason", "handshakes", "client_max_handshakes", cfg.ClientMaxHandshakes,
 			"client_max_handshakes_per_ip", cfg.ClientMaxHandshakesPerIP)
 	})
-	srv.acceptFailures = newBurstLog(burstInterval, func(n int64, err error) {
+	srv.acceptFailures = burstlog.New(burstInterval, func(n int64, err error) {
 		srv.log.Warn("accept failed; retrying", "failures", n, "err", err)
 	})
-	srv.noServerTLS = newBurstLog(burstInterval, func(n int64, err error) {
+	srv.noServerTLS = burstlog.New(burstInterval, func(n int64, err error) {
 		srv.log.Warn("server refused by server_ssl_verify", "refused", n, "err", err)
 	})
 }

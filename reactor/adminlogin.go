@@ -1,5 +1,21 @@
 package reactor
 
+// Who may try to log in as root@proxysys or inspector@proxysys, and how
+// often. An administrator session changes the configuration of the whole
+// process (init_sql runs SQL on every new server session with each
+// user's privileges), so its login is guarded more than a user's:
+//   - with no password set (obproxy_sys_password / inspector_password
+//     empty, obgate's default), only from a loopback address: ODP ships a
+//     compiled hash whose preimage nobody knows, which keeps its admin
+//     closed until an operator sets a password; obgate keeps it usable
+//     on the machine itself (make demo, a local mysql client) and closed
+//     to the network;
+//   - with a password, from private or loopback addresses unless
+//     skip_proxy_sys_private_check (ODP's rule);
+//   - a source address that failed five times within a minute is
+//     refused for a minute (admission.AdminFailures), so a password
+//     cannot be guessed at network speed.
+
 import (
 	"bytes"
 	"encoding/hex"
@@ -29,7 +45,7 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 	}
 	src := ipOf(s.clientAddr)
 	now := time.Now()
-	if wait := s.srv.adminFailures.blockedFor(src, now); wait > 0 {
+	if wait := s.srv.adminFailures.BlockedFor(src, now); wait > 0 {
 		s.srv.metrics.refusedAdmin.Inc()
 		msg := fmt.Sprintf("Host '%s' is blocked because of many failed %s@proxysys logins; try again in %s",
 			hostOnly(s.clientAddr), s.identity.User, wait.Round(time.Second))
@@ -37,7 +53,7 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 		return quit(QuitAuthFailed, errors.New("administrator logins from this address are blocked after repeated failures"))
 	}
 	denied := func(why string) error {
-		s.srv.adminFailures.fail(src, now)
+		s.srv.adminFailures.Fail(src, now)
 		return s.denyLogin(cpio, resp, why)
 	}
 	switch {

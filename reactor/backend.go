@@ -190,7 +190,7 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 	case errors.Is(err, errServerNoTLS):
 		// obgate's settings refused it: the server works. Every dial
 		// would say so: one line per burst.
-		srv.noServerTLS.note(err)
+		srv.noServerTLS.Note(err)
 	case ctx.Err() != nil:
 		// The client gave up (or its login deadline passed) while obgate
 		// was connecting: a failure only when the connect had taken

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"obgate/internal/npbound"
+	"obgate/reactor/admission"
 	"obgate/reactor/handover"
 )
 
@@ -104,7 +105,7 @@ var FixedScramble = fixedScramble
 
 // AdminFailLimit is how many failed administrator logins block an
 // address.
-const AdminFailLimit = adminFailLimit
+const AdminFailLimit = admission.AdminFailLimit
 
 // WithoutReadBounds makes servers started until the test ends act as if
 // netpoll's layout were not the one npbound knows (npbound.ErrLayout):

@@ -30,7 +30,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	giveSlot := func() {
 		if slot {
 			slot = false
-			srv.handshakes.give(src)
+			srv.handshakes.Give(src)
 		}
 	}
 	defer giveSlot()

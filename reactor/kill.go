@@ -48,7 +48,7 @@ func (st *statement) kill(k killStmt, start time.Time) error {
 	s := st.s
 	target, found := st.killTarget(k.id)
 	if !found {
-		if !s.srv.ids.layout.isClientID(k.id) && s.side.current() != nil {
+		if !s.srv.ids.Layout.IsClientID(k.id) && s.side.current() != nil {
 			// A connection of the server's own that no obgate session
 			// holds: the server decides, as for a direct client.
 			return st.forwardKill(k, k.id, start)
@@ -138,7 +138,7 @@ func (m *mysqlSide) killElsewhere(k killStmt, target *Session, tinfo SessionInfo
 func (st *statement) killTarget(id uint32) (*Session, bool) {
 	s := st.s
 	var target *Session
-	if s.srv.ids.layout.isClientID(id) {
+	if s.srv.ids.Layout.IsClientID(id) {
 		target, _ = s.srv.Session(id)
 	} else {
 		target = s.side.serverIDOwner(id)

@@ -14,7 +14,7 @@ import (
 // which is what MySQL answers at max_connections and what drivers and
 // pools know to back off from. Each refusal is counted in
 // obgate_client_refused_total{reason="fd_exhausted"}; the log gets one
-// warning per burst (see burstLog), never one per client.
+// warning per burst (see internal/burstlog), never one per client.
 
 // tooManyConnections is the message of ERR 1040.
 const tooManyConnections = "Too many connections"
@@ -56,5 +56,5 @@ func (s *Session) refuseNoFD(cpio *mysqlproto.PacketIO, dialErr error) error {
 // notes it for the burst warning. Any goroutine.
 func (srv *Server) countRefusal(err error) {
 	srv.metrics.refusedFD.Inc()
-	srv.refusals.note(err)
+	srv.refusals.Note(err)
 }

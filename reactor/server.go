@@ -13,10 +13,13 @@ import (
 
 	"obgate/config"
 	"obgate/health"
+	"obgate/internal/burstlog"
 	"obgate/internal/tlsconf"
 	"obgate/metrics"
 	"obgate/mysqlproto"
+	"obgate/reactor/admission"
 	"obgate/reactor/handover"
+	"obgate/reactor/sessionid"
 	"obgate/route"
 )
 
@@ -79,7 +82,7 @@ type Server struct {
 	servers serverRegistry // open server sessions by server address
 	hashes  userHashes     // mysql.user hashes (mysql routing mode)
 
-	ids               sessionIDs
+	ids               sessionid.Generator
 	stopSweep         chan struct{}
 	memDone           chan struct{}
 	mem               memGuard // proxy_mem_limited (memguard.go)
@@ -91,19 +94,19 @@ type Server struct {
 	clients           atomic.Int64
 	goroutineSessions atomic.Int64 // offpoller.go
 
-	refusals      *burstLog      // clients refused for want of descriptors
-	adminFailures loginFailures  // failed administrator logins by source (adminguard.go)
-	handshakes    handshakeSlots // logins in progress (handshakeslots.go)
+	refusals      *burstlog.Log            // clients refused for want of descriptors
+	adminFailures admission.AdminFailures  // failed administrator logins by source
+	handshakes    admission.HandshakeSlots // logins in progress (admitHandshake)
 	// mysqlGreeting is the image of client greetings in mysql routing
 	// mode; greetingLook and greetingKnown run and report the first look
 	// (mysqlgreeting.go).
 	mysqlGreeting  atomic.Pointer[mysqlproto.Handshake]
 	greetingLook   sync.Once
 	greetingKnown  chan struct{}
-	acceptFailures *burstLog
+	acceptFailures *burstlog.Log
 	// handshakeRefusals: clients refused at client_max_handshakes.
-	handshakeRefusals *burstLog
-	noServerTLS       *burstLog // servers refused for offering no TLS (server_ssl_verify)
+	handshakeRefusals *burstlog.Log
+	noServerTLS       *burstlog.Log // servers refused for offering no TLS (server_ssl_verify)
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -178,9 +181,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.SessionIDs != nil {
 		proxyID, srv.upgradeBit = opts.SessionIDs.ProxyID, opts.SessionIDs.UpgradeBit
 	}
-	srv.ids.layout, srv.proxyID = newIDLayout(cfg.ClientSessionIDVersion, proxyID, cfg.ServerRoutingMode == "mysql", srv.upgradeBit)
+	srv.ids.Layout, srv.proxyID = sessionid.NewLayout(cfg.ClientSessionIDVersion, proxyID, cfg.ServerRoutingMode == "mysql", srv.upgradeBit)
 	if opts.SessionIDs != nil {
-		srv.ids.seq.Store(opts.SessionIDs.Seq)
+		srv.ids.Resume(opts.SessionIDs.Seq)
 	}
 	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
 		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
@@ -349,7 +352,7 @@ func (srv *Server) closePoller() {
 // sessionid.go). The sequence wraps around; ids still in use are skipped.
 func (srv *Server) newSessionID() uint32 {
 	for {
-		id := srv.ids.next()
+		id := srv.ids.Next()
 		if _, taken := srv.sessions.Load(id); !taken {
 			return id
 		}
@@ -373,7 +376,7 @@ type SessionIDBase struct {
 // SessionIDs is this process's base now; a new process takes it with the
 // upgrade bit flipped.
 func (srv *Server) SessionIDs() SessionIDBase {
-	return SessionIDBase{ProxyID: srv.proxyID, UpgradeBit: srv.upgradeBit, Seq: srv.ids.seq.Load()}
+	return SessionIDBase{ProxyID: srv.proxyID, UpgradeBit: srv.upgradeBit, Seq: srv.ids.Seq()}
 }
 
 // Session returns the live session with id.

@@ -1,4 +1,4 @@
-package reactor
+package burstlog
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestBurstLog drives burstLog with a fake clock: the first event of a
+// TestBurstLog drives Log with a fake clock: the first event of a
 // burst is reported at once, the rest of the burst in one line an
 // interval later (here by calling flush, as the timer would), and no
 // event is lost or counted twice.
@@ -15,20 +15,20 @@ func TestBurstLog(t *testing.T) {
 	var errs []error
 	now := time.Unix(1_000_000, 0)
 	// An interval no test run reaches, so the real timer never fires.
-	b := newBurstLog(time.Hour, func(n int64, err error) {
+	b := New(time.Hour, func(n int64, err error) {
 		lines = append(lines, n)
 		errs = append(errs, err)
 	})
 	b.now = func() time.Time { return now }
 	e1, e2 := errors.New("one"), errors.New("two")
 
-	b.note(e1)
+	b.Note(e1)
 	if len(lines) != 1 || lines[0] != 1 || errs[0] != e1 {
 		t.Fatalf("first event: lines %v %v, want one line for 1 event", lines, errs)
 	}
 	for range 5 {
 		now = now.Add(time.Second)
-		b.note(e2)
+		b.Note(e2)
 	}
 	if len(lines) != 1 {
 		t.Fatalf("events within the interval wrote lines: %v", lines)
@@ -47,20 +47,12 @@ func TestBurstLog(t *testing.T) {
 
 	// A later burst starts with a line of its own at once.
 	now = now.Add(2 * time.Hour)
-	b.note(e1)
+	b.Note(e1)
 	now = now.Add(time.Minute)
-	b.note(e1)
+	b.Note(e1)
 	now = now.Add(time.Hour)
-	b.note(e2)
+	b.Note(e2)
 	if want := []int64{1, 5, 1, 2}; len(lines) != len(want) || lines[2] != 1 || lines[3] != 2 {
 		t.Fatalf("lines %v, want %v", lines, want)
-	}
-}
-
-func TestGreetingERR(t *testing.T) {
-	pkt := greetingERR(1040, tooManyConnections)
-	want := "\x17\x00\x00\x00\xff\x10\x04Too many connections"
-	if string(pkt) != want {
-		t.Errorf("greetingERR = %q, want %q", pkt, want)
 	}
 }

@@ -1,17 +1,20 @@
-package reactor
+// Package burstlog rate-limits a warning about events that come in
+// bursts: the first is logged at once, the rest are counted and reported
+// together at most once per interval.
+package burstlog
 
 import (
 	"sync"
 	"time"
 )
 
-// burstLog rate-limits a warning about events that come in bursts (clients
+// Log rate-limits a warning about events that come in bursts (clients
 // refused, accept failures): the first event is logged at once, later ones
 // are counted and reported together at most once per interval, with the
 // number of events since the previous line; the tail of a burst is
 // reported one interval after the line before it. Any goroutine may call
-// note.
-type burstLog struct {
+// Note.
+type Log struct {
 	interval time.Duration
 	// emit writes one line for n events; err is the latest event's error.
 	// It is called without the lock held.
@@ -26,12 +29,13 @@ type burstLog struct {
 	scheduled bool // a flush of pending events is scheduled
 }
 
-func newBurstLog(interval time.Duration, emit func(n int64, err error)) *burstLog {
-	return &burstLog{interval: interval, emit: emit, now: time.Now}
+// New returns a Log that calls emit at most once per interval.
+func New(interval time.Duration, emit func(n int64, err error)) *Log {
+	return &Log{interval: interval, emit: emit, now: time.Now}
 }
 
-// note records one event.
-func (b *burstLog) note(err error) {
+// Note records one event.
+func (b *Log) Note(err error) {
 	b.mu.Lock()
 	b.pending++
 	b.lastErr = err
@@ -50,7 +54,7 @@ func (b *burstLog) note(err error) {
 }
 
 // flush reports the events counted since the last line, if any.
-func (b *burstLog) flush() {
+func (b *Log) flush() {
 	b.mu.Lock()
 	b.scheduled = false
 	if b.pending == 0 {
@@ -64,7 +68,7 @@ func (b *burstLog) flush() {
 
 // take returns the pending count and error and starts a new interval; the
 // caller holds mu.
-func (b *burstLog) take(now time.Time) (int64, error) {
+func (b *Log) take(now time.Time) (int64, error) {
 	n, e := b.pending, b.lastErr
 	b.pending, b.lastErr, b.lastLine = 0, nil, now
 	return n, e

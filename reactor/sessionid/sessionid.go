@@ -1,4 +1,5 @@
-package reactor
+// Package sessionid lays out and hands out client session ids.
+package sessionid
 
 import (
 	"math/rand/v2"
@@ -21,22 +22,24 @@ import (
 // start, so that two obgate processes do not share ids unless configured
 // to; set proxy_id to make the ids stable across restarts. The upgrade bit
 // flips with each hot upgrade: the new process takes its parent's proxy
-// id and the other upgrade bit (Options.SessionIDs), so that the sessions
-// it adopts from its parent (handover.go), which keep their ids, and the
+// id and the other upgrade bit (reactor's Options.SessionIDs), so that the
+// sessions it adopts from its parent (reactor/handover.go), which keep their ids, and the
 // ones it opens itself never share one.
-const csIDMark uint32 = 1 << 31
+// Mark is the top bit that tells obgate's ids from the servers' in mysql
+// routing mode.
+const Mark uint32 = 1 << 31
 
-// idLayout is one cs_id layout.
-type idLayout struct {
-	mark    uint32 // the top bit of obgate's ids: csIDMark or 0
+// Layout is one cs_id layout.
+type Layout struct {
+	mark    uint32 // the top bit of obgate's ids: Mark or 0
 	prefix  uint32 // mark and proxy id, shifted into place
 	seqMask uint32
 }
 
-// newIDLayout builds the layout of version (1 or 2) for proxyID, with the
+// NewLayout builds the layout of version (1 or 2) for proxyID, with the
 // top bit set when mark; a proxyID of 0 is replaced by a random one. It
 // returns the proxy id used.
-func newIDLayout(version, proxyID int64, mark, upgrade bool) (idLayout, int64) {
+func NewLayout(version, proxyID int64, mark, upgrade bool) (Layout, int64) {
 	idBits, seqBits := uint(8), uint(22)
 	if version == 2 {
 		idBits, seqBits = 13, 17
@@ -45,9 +48,9 @@ func newIDLayout(version, proxyID int64, mark, upgrade bool) (idLayout, int64) {
 	if proxyID <= 0 || proxyID > maxID {
 		proxyID = 1 + rand.Int64N(maxID)
 	}
-	l := idLayout{seqMask: 1<<seqBits - 1}
+	l := Layout{seqMask: 1<<seqBits - 1}
 	if mark {
-		l.mark = csIDMark
+		l.mark = Mark
 	}
 	l.prefix = l.mark | uint32(proxyID)<<(seqBits+1)
 	if upgrade {
@@ -56,23 +59,31 @@ func newIDLayout(version, proxyID int64, mark, upgrade bool) (idLayout, int64) {
 	return l, proxyID
 }
 
-// isClientID reports whether id is laid out as an obgate cs_id (of this or
+// IsClientID reports whether id is laid out as an obgate cs_id (of this or
 // another obgate process) rather than a server's id.
-func (l idLayout) isClientID(id uint32) bool { return id&csIDMark == l.mark }
+func (l Layout) IsClientID(id uint32) bool { return id&Mark == l.mark }
 
-// sessionIDs hands out cs_ids; safe for concurrent use.
-type sessionIDs struct {
-	layout idLayout
+// Generator hands out cs_ids of its Layout; Next, Seq and Resume are safe
+// for concurrent use once Layout is set.
+type Generator struct {
+	Layout Layout
 	seq    atomic.Uint32
 }
 
-// next returns the next id of the layout; sequence 0 is skipped. The
+// Next returns the next id of the layout; sequence 0 is skipped. The
 // caller checks that no live session holds it.
-func (g *sessionIDs) next() uint32 {
+func (g *Generator) Next() uint32 {
 	for {
-		seq := g.seq.Add(1) & g.layout.seqMask
+		seq := g.seq.Add(1) & g.Layout.seqMask
 		if seq != 0 {
-			return g.layout.prefix | seq
+			return g.Layout.prefix | seq
 		}
 	}
 }
+
+// Seq is the sequence number given last, for a hot upgrade's new process
+// to go on from (Resume).
+func (g *Generator) Seq() uint32 { return g.seq.Load() }
+
+// Resume goes on from seq, a parent process's Seq.
+func (g *Generator) Resume(seq uint32) { g.seq.Store(seq) }
