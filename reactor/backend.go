@@ -11,6 +11,7 @@ import (
 
 	"obgate/health"
 	"obgate/mysqlproto"
+	"obgate/reactor/sessvars"
 	"obgate/route"
 )
 
@@ -48,7 +49,7 @@ type serverConn struct {
 	extra  []byte                       // OB20 extra info sent with each request
 	obCaps mysqlproto.OBCapability
 	status mysqlproto.ServerStatus // after the last response
-	sync   syncState               // how much of the client's session state it has
+	sync   sessvars.Synced         // how much of the client's session state it has
 	stmts  map[uint32]serverStmt   // client statement id → this server's
 	// lastUsed (unix nanoseconds) and current (it is its owner's last
 	// server session) are written by the owner, read by the idle sweeper.

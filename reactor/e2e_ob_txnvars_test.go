@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
 	"obgate/internal/testkit"
 )
 
@@ -14,7 +15,7 @@ import (
 // spreads over every node: each must show the new value.
 //
 // obgate replays a system variable on another server session with its
-// scope, "SET @@session.name = value" (sessionVars.resetSQL): without one, an assignment to tx_isolation, tx_read_only,
+// scope, "SET @@session.name = value" (sessvars.Vars.resetSQL): without one, an assignment to tx_isolation, tx_read_only,
 // transaction_isolation or transaction_read_only sets the characteristics
 // of the next transaction only (MySQL's rule, which obsim follows, as the
 // "direct" subtest shows), and the session value of every server session

@@ -9,6 +9,7 @@ import (
 
 	"obgate/mysqlproto"
 	"obgate/reactor/handover"
+	"obgate/reactor/sessvars"
 	"obgate/route"
 )
 
@@ -458,20 +459,21 @@ func tcpFromFile(f *os.File) (*net.TCPConn, error) {
 func (o *obSession) handoverState() *handover.OB {
 	s := o.s
 	v := &o.vars
+	multiStmt, multiStmtSet := v.MultiStatements()
 	h := &handover.OB{
 		Cluster: s.identity.Cluster, Tenant: o.tenant, IdentityUser: s.identity.User, ClusterID: s.identity.ClusterID,
-		Login: o.clientLogin.Append(nil), Scramble: o.scramble, DB: v.db,
-		MultiStmtSet: v.multiStmtVer != 0, MultiStmt: v.multiStmt,
+		Login: o.clientLogin.Append(nil), Scramble: o.scramble, DB: v.DB(),
+		MultiStmtSet: multiStmtSet, MultiStmt: multiStmt,
 	}
-	for _, e := range v.sys {
-		h.Sys = append(h.Sys, handover.Var{Name: e.name, Value: e.value})
+	for _, e := range v.Sys() {
+		h.Sys = append(h.Sys, handover.Var{Name: e.Name, Value: e.Value})
 	}
-	for _, e := range v.user {
-		h.User = append(h.User, handover.Var{Name: e.name, Value: e.value})
+	for _, e := range v.User() {
+		h.User = append(h.User, handover.Var{Name: e.Name, Value: e.Value})
 	}
-	for i := range numHot {
-		if v.hotSet[i] {
-			h.Hot = append(h.Hot, handover.Hot{Index: uint8(i), Value: v.hot[i]})
+	for i := range sessvars.NumHot {
+		if value, set := v.Hot(i); set {
+			h.Hot = append(h.Hot, handover.Hot{Index: uint8(i), Value: value})
 		}
 	}
 	return h
@@ -496,22 +498,22 @@ func (o *obSession) adoptOB(h *handover.OB) error {
 	o.feedback = o.onFeedback
 	s.tmCluster, s.tmTenant, s.tm = h.Cluster, h.Tenant, nil
 	if h.DB != "" {
-		o.vars.setDB(h.DB)
+		o.vars.SetDB(h.DB)
 	}
 	for _, e := range h.Sys {
-		o.vars.setSys([]byte(e.Name), []byte(e.Value))
+		o.vars.SetSys([]byte(e.Name), []byte(e.Value))
 	}
 	for _, e := range h.User {
-		o.vars.setUser(e.Name, e.Value)
+		o.vars.SetUser(e.Name, e.Value)
 	}
 	for _, hv := range h.Hot {
-		if int(hv.Index) >= len(hotNames) {
+		if int(hv.Index) >= len(sessvars.HotNames) {
 			return fmt.Errorf("hot variable %d is not known here", hv.Index)
 		}
-		o.vars.setSys([]byte(hotNames[hv.Index]), []byte(hv.Value))
+		o.vars.SetSys([]byte(sessvars.HotNames[hv.Index]), []byte(hv.Value))
 	}
 	if h.MultiStmtSet {
-		o.vars.setMultiStatements(h.MultiStmt)
+		o.vars.SetMultiStatements(h.MultiStmt)
 	}
 	o.updateWaitTimeout()
 	o.publishOB()

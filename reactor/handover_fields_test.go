@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"obgate/reactor/handover/handovertest"
+	"obgate/reactor/sessvars"
 )
 
 // handoverLedger says, for every type whose values make up a session that
@@ -122,7 +123,7 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"servers":      "not: OceanBase-mode server sessions stay behind; the new process opens its own and replays the variables",
 		"last":         "not: as servers",
 		"pollerFirst":  "not: per statement",
-		"vars":         "see: sessionVars",
+		"vars":         "see: Vars",
 		"heldBegin":    "not: a session with a held BEGIN does not move (handoverReady)",
 		"begunWith":    "not: per statement",
 		"healthGen":    "not: the next plan reads the generation again",
@@ -138,7 +139,7 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"timeZone":     "derived: updateTimeZone from OB.Sys",
 		"timeZoneText": "derived: updateTimeZone from OB.Sys",
 	},
-	reflect.TypeFor[sessionVars](): {
+	reflect.TypeFor[sessvars.Vars](): {
 		"ver":          "derived: counts changes; restarts as the variables are set again",
 		"db":           "state: OB.DB",
 		"dbVer":        "derived: as ver",

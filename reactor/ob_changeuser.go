@@ -226,18 +226,18 @@ func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id ro
 	}
 	o.clientLogin = &login
 	o.resetOB(be)
-	o.vars.setDB(cu.Database)
-	o.vars.learn(res.ok.SessionState, res.ok.Status, o.feedback)
-	o.vars.markSynced(&be.sync)
+	o.vars.SetDB(cu.Database)
+	o.vars.Learn(res.ok.SessionState, res.ok.Status, o.feedback)
+	o.vars.MarkSynced(&be.sync)
 	be.status = res.ok.Status
 	s.status = res.ok.Status
 	s.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
 	s.stmts.reset()
-	o.publishedDB = o.vars.dbVer
+	o.publishedDB = o.vars.DBVersion()
 	s.mu.Lock()
 	s.user = cu.User
 	s.identity.User = id.User
-	s.db = o.vars.db
+	s.db = o.vars.DB()
 	s.mu.Unlock()
 	s.tm = nil
 	o.publishOB()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/sessvars"
 )
 
 // obTerminator handles an OK, EOF or ERR that ended a result in OceanBase
@@ -38,7 +39,7 @@ func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	if !good {
 		return buf, dec, end
 	}
-	o.vars.learn(ok.SessionState, ok.Status, o.feedback)
+	o.vars.Learn(ok.SessionState, ok.Status, o.feedback)
 	out := o.clientOK(ok)
 	delta := len(out) - len(p)
 	start := dec - len(p) - mysqlproto.HeaderLen
@@ -63,7 +64,7 @@ func (o *obSession) dropExtraOK(buf []byte, dec, end int) ([]byte, int, int) {
 	s := o.s
 	sc := &s.scanner
 	if ok, good := sc.OK(); good && ok.Status.Has(mysqlproto.StatusSessionStateChange) {
-		o.vars.learn(ok.SessionState, ok.Status, o.feedback)
+		o.vars.Learn(ok.SessionState, ok.Status, o.feedback)
 	}
 	start := dec - len(sc.Packet()) - mysqlproto.HeaderLen
 	n := copy(buf[start:], buf[dec:end])
@@ -91,11 +92,11 @@ func (o *obSession) clientOK(ok mysqlproto.OK) []byte {
 			}
 			for pos := 0; pos < len(data); {
 				name, value, next, good := mysqlproto.ParseSystemVariable(data, pos)
-				if !good || string(name) == userVarSeparator {
+				if !good || string(name) == sessvars.UserVarSeparator {
 					break
 				}
 				pos = next
-				if feedbackVars[string(name)] {
+				if sessvars.IsFeedback(name) {
 					continue
 				}
 				state = appendVarEntry(state, name, value)
@@ -148,12 +149,12 @@ func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	case be.comp != nil:
 		be.comp.ShrinkBuffers()
 	}
-	o.vars.markSynced(&be.sync)
+	o.vars.MarkSynced(&be.sync)
 	if !failed {
 		switch cmd {
 		case mysqlproto.ComInitDB:
-			o.vars.setDB(s.st.pendingDB)
-			o.vars.markSynced(&be.sync)
+			o.vars.SetDB(s.st.pendingDB)
+			o.vars.MarkSynced(&be.sync)
 		case mysqlproto.ComResetConnection:
 			o.resetOB(be)
 		case mysqlproto.ComQuery:
@@ -164,9 +165,9 @@ func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	}
 	s.st.pinCandidate = false
 	o.pinned = o.pinned || o.trxSpecified
-	if o.vars.dbVer != o.publishedDB {
-		o.publishedDB = o.vars.dbVer
-		s.setDB(o.vars.db)
+	if o.vars.DBVersion() != o.publishedDB {
+		o.publishedDB = o.vars.DBVersion()
+		s.setDB(o.vars.DB())
 	}
 	o.publishOB()
 }
@@ -184,10 +185,10 @@ func (o *obSession) resetOB(keep *serverConn) {
 			o.dropServer(be)
 		}
 	}
-	o.vars = o.vars.afterReset()
+	o.vars = o.vars.AfterReset()
 	if keep != nil {
-		keep.sync = syncState{}
-		o.vars.markSynced(&keep.sync)
+		keep.sync = sessvars.Synced{}
+		o.vars.MarkSynced(&keep.sync)
 		keep.stmts = nil
 	}
 	s.stmts.reset()
@@ -205,8 +206,8 @@ const defaultQueryTimeout = 10 * time.Second
 func (o *obSession) queryTimeout() time.Duration {
 	s := o.s
 	us := int64(-1)
-	if o.vars.hotSet[hotObQueryTimeout] {
-		us, _ = strconv.ParseInt(o.vars.hot[hotObQueryTimeout], 10, 64)
+	if v, set := o.vars.Hot(sessvars.HotObQueryTimeout); set {
+		us, _ = strconv.ParseInt(v, 10, 64)
 	} else if t := o.cluster.Table(); t != nil {
 		if v, ok := t.SysVars["ob_query_timeout"]; ok {
 			us, _ = strconv.ParseInt(v, 10, 64)

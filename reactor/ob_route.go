@@ -51,10 +51,10 @@ func (r *obRouting) routeBy(stmt []byte, f *route.Facts, params route.Params) {
 // stmtRoute fills the router's statement input from the session's state
 // and configuration.
 func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
-	rv := &o.vars.routing
+	rv := o.vars.Routing()
 	sr := route.StmtRoute{
 		Stmt: o.route.stmt, Facts: o.route.facts, Params: o.route.params,
-		Database: o.vars.db, KeyBuf: &o.route.keyBuf,
+		Database: o.vars.DB(), KeyBuf: &o.route.keyBuf,
 		PartitionRoute:    cfg.EnablePartitionTableRoute,
 		IDC:               cfg.ProxyIDCName,
 		PrimaryZoneName:   cfg.ProxyPrimaryZoneName,
@@ -65,18 +65,18 @@ func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
 		TimeZone:          o.timeZone,
 		Explain:           o.route.explain,
 	}
-	if rv.idc != "" {
-		sr.IDC = rv.idc
+	if rv.IDC != "" {
+		sr.IDC = rv.IDC
 	}
 	policy := cfg.ProxyRoutePolicy
-	if rv.routePolicy != "" {
-		policy = rv.routePolicy
+	if rv.RoutePolicy != "" {
+		policy = rv.RoutePolicy
 	}
 	if policy != "" {
 		sr.WeakPolicy, sr.HasWeakPolicy = route.WeakPolicy(policy)
 	}
-	if rv.obRouteSet {
-		sr.OBRoutePolicy, sr.HasOBRoutePolicy = rv.obRoutePolicy, true
+	if rv.OBRouteSet {
+		sr.OBRoutePolicy, sr.HasOBRoutePolicy = rv.OBRoutePolicy, true
 	}
 	sr.Weak = o.weakRead(cfg, o.route.facts)
 	return sr
@@ -85,7 +85,7 @@ func (o *obSession) stmtRoute(cfg *config.Config) route.StmtRoute {
 // weakRead decides whether a statement reads weakly (route.WeakRead).
 func (o *obSession) weakRead(cfg *config.Config, f *route.Facts) bool {
 	s := o.s
-	return route.WeakRead(f, o.vars.routing.weak,
+	return route.WeakRead(f, o.vars.Routing().Weak,
 		cfg.WeakReadUserList != "" && route.UserListed(cfg.WeakReadUserList, s.identity))
 }
 

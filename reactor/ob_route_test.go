@@ -25,11 +25,11 @@ func TestWeakRead(t *testing.T) {
 			t.Errorf("%s: weak %v, want %v", sql, got, want)
 		}
 	}
-	s.ob.vars.routing.weak = true // SET ob_read_consistency = WEAK
+	s.ob.vars.Routing().Weak = true // SET ob_read_consistency = WEAK
 	if !weak("SELECT * FROM t") || weak("SELECT /*+ READ_CONSISTENCY(STRONG) */ * FROM t") || weak("SELECT * FROM t LOCK IN SHARE MODE") {
 		t.Error("ob_read_consistency=WEAK: plain SELECTs weak, a STRONG hint or a lock strong")
 	}
-	s.ob.vars.routing.weak = false
+	s.ob.vars.Routing().Weak = false
 	cfg.WeakReadUserList = "other, app@test"
 	if !weak("SELECT * FROM t") {
 		t.Error("weak_read_user_list names app@test")
@@ -37,20 +37,5 @@ func TestWeakRead(t *testing.T) {
 	cfg.WeakReadUserList = "app@prod"
 	if weak("SELECT * FROM t") {
 		t.Error("weak_read_user_list names app of another tenant")
-	}
-}
-
-func TestRoutingVarsNote(t *testing.T) {
-	var r routingVars
-	r.note("ob_read_consistency", "'WEAK'", false)
-	r.note("ob_route_policy", "ONLY_READONLY_ZONE", false)
-	r.note("proxy_idc_name", "'hz1'", true)
-	r.note("proxy_route_policy", "'follower_first'", true)
-	if !r.weak || !r.obRouteSet || r.obRoutePolicy != 2 || r.idc != "hz1" || r.routePolicy != "follower_first" {
-		t.Fatalf("%+v", r)
-	}
-	r.note("proxy_idc_name", "NULL", true)
-	if r.idc != "" {
-		t.Fatalf("SET @proxy_idc_name = NULL left %q", r.idc)
 	}
 }

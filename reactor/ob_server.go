@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/sessvars"
 )
 
 // proxyCompatVersion is sent as __proxy_version: the ODP release whose wire
@@ -70,7 +71,7 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 	if !first {
 		// A saved login starts with the server's defaults: nothing of the
 		// client's state but what the login itself carried.
-		be.sync = syncState{}
+		be.sync = sessvars.Synced{}
 	}
 	o.servers = append(o.servers, be)
 	s.srv.servers.add(be, s)

@@ -11,6 +11,7 @@ import (
 	"obgate/config"
 	"obgate/internal/topology"
 	"obgate/mysqlproto"
+	"obgate/reactor/sessvars"
 	"obgate/route"
 )
 
@@ -40,7 +41,7 @@ type obSession struct {
 	// the servers that already have a ready session.
 	pollerFirst string
 
-	vars      sessionVars
+	vars      sessvars.Vars
 	heldBegin []byte // BEGIN / START TRANSACTION held until the first real statement
 	// begunWith is the held BEGIN sent with the current statement, given
 	// back to heldBegin when the statement goes to another server.
@@ -179,10 +180,10 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	ok2, _ := mysqlproto.ParseOK(okPayload, mysqlproto.ClientSessionTrack|mysqlproto.ClientProtocol41)
 	s.status = ok2.Status
 	if resp.Database != "" {
-		o.vars.setDB(resp.Database)
+		o.vars.SetDB(resp.Database)
 		s.setDB(resp.Database)
 	}
-	o.vars.markSynced(&o.last.sync)
+	o.vars.MarkSynced(&o.last.sync)
 	// The client gets a plain OK: the server's status and warnings, without
 	// the OceanBase feedback variables meant for the proxy; an OceanBase
 	// driver that may speak OB 2.0 learns it from ob_capability_flag.
@@ -392,7 +393,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 // drives, and has the client's whole session state, with no BEGIN held
 // for it (syncServer would send nothing).
 func (o *obSession) readyOnPoller(be *serverConn) bool {
-	if be == nil || o.heldBegin != nil || !o.vars.inSync(&be.sync) || be.pollIO() == nil || !be.alive() {
+	if be == nil || o.heldBegin != nil || !o.vars.InSync(&be.sync) || be.pollIO() == nil || !be.alive() {
 		return false
 	}
 	if np, ok := be.conn.(*npServerConn); ok {
@@ -487,25 +488,25 @@ func (o *obSession) serverInTrans() bool {
 // the SQL error.
 func (o *obSession) syncServer(be *serverConn) error {
 	s := o.s
-	if !o.vars.inSync(&be.sync) {
-		if lacking, on := o.vars.multiStatementsLacking(&be.sync); lacking {
+	if !o.vars.InSync(&be.sync) {
+		if lacking, on := o.vars.MultiStatementsLacking(&be.sync); lacking {
 			if err := s.st.internalRoundTrip(be, setOptionPayload(on)); err != nil {
 				return err
 			}
 		}
-		if be.sync.dbVer != o.vars.dbVer && o.vars.db != "" {
-			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.db...)
+		if o.vars.DBLacking(&be.sync) && o.vars.DB() != "" {
+			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.DB()...)
 			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		if sql := o.vars.resetSQL(&be.sync); sql != nil {
+		if sql := o.vars.ResetSQL(&be.sync); sql != nil {
 			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
 			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		o.vars.markSynced(&be.sync)
+		o.vars.MarkSynced(&be.sync)
 	}
 	if o.heldBegin != nil {
 		payload := append([]byte{byte(mysqlproto.ComQuery)}, o.heldBegin...)

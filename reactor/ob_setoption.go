@@ -55,7 +55,7 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 	if err != nil || !relayed || s.scanner.IsErr() || !known {
 		return err
 	}
-	o.vars.setMultiStatements(on)
-	o.vars.markSynced(&s.backend.sync)
+	o.vars.SetMultiStatements(on)
+	o.vars.MarkSynced(&s.backend.sync)
 	return nil
 }

@@ -113,7 +113,7 @@ func (o *obSession) serverSessions() []*serverConn { return o.servers }
 func (o *obSession) dropBroken(be *serverConn) { o.dropBrokenServer(be) }
 
 func (o *obSession) learnState(state []byte, status mysqlproto.ServerStatus) {
-	o.vars.learn(state, status, nil)
+	o.vars.Learn(state, status, nil)
 }
 
 func (o *obSession) bound() bool { return o.pinned }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/sessvars"
 )
 
 // What other goroutines may read of a session's server side (SHOW
@@ -43,26 +44,26 @@ type obSnapshot struct {
 // sessions changed; otherwise it costs two comparisons.
 func (o *obSession) publishOB() {
 	s := o.s
-	if o.snap.ver == o.vars.ver && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
+	if o.snap.ver == o.vars.Version() && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
 		return
 	}
-	if o.snap.ver != o.vars.ver || o.snap.ver == 0 {
+	if o.snap.ver != o.vars.Version() || o.snap.ver == 0 {
 		o.updateWaitTimeout()
 	}
 	var vars []VarInfo
-	if o.vars.db != "" {
-		vars = append(vars, VarInfo{Name: "database", Value: o.vars.db, Kind: "database"})
+	if o.vars.DB() != "" {
+		vars = append(vars, VarInfo{Name: "database", Value: o.vars.DB(), Kind: "database"})
 	}
-	for i, set := range o.vars.hotSet {
-		if set {
-			vars = append(vars, VarInfo{Name: hotNames[i], Value: o.vars.hot[i], Kind: "system"})
+	for i := range sessvars.NumHot {
+		if v, set := o.vars.Hot(i); set {
+			vars = append(vars, VarInfo{Name: sessvars.HotNames[i], Value: v, Kind: "system"})
 		}
 	}
-	for _, e := range o.vars.sys {
-		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "system"})
+	for _, e := range o.vars.Sys() {
+		vars = append(vars, VarInfo{Name: e.Name, Value: e.Value, Kind: "system"})
 	}
-	for _, e := range o.vars.user {
-		vars = append(vars, VarInfo{Name: e.name, Value: e.value, Kind: "user"})
+	for _, e := range o.vars.User() {
+		vars = append(vars, VarInfo{Name: e.Name, Value: e.Value, Kind: "user"})
 	}
 	servers := make([]ServerSessionInfo, 0, len(o.servers))
 	for _, be := range o.servers {
@@ -76,7 +77,7 @@ func (o *obSession) publishOB() {
 		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto, TLS: be.tls,
 			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
 	}
-	o.snap = obSnapshot{ver: o.vars.ver, nserver: len(o.servers), last: o.last}
+	o.snap = obSnapshot{ver: o.vars.Version(), nserver: len(o.servers), last: o.last}
 	s.mu.Lock()
 	s.varsPub, s.serversPub = vars, servers
 	s.mu.Unlock()

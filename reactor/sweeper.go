@@ -83,9 +83,9 @@ func (srv *Server) sweep(now time.Time) {
 func (o *obSession) updateWaitTimeout() {
 	s := o.s
 	val, ok := "", false
-	for _, e := range o.vars.sys {
-		if e.name == "wait_timeout" {
-			val, ok = e.value, true
+	for _, e := range o.vars.Sys() {
+		if e.Name == "wait_timeout" {
+			val, ok = e.Value, true
 		}
 	}
 	if !ok {
@@ -110,9 +110,9 @@ func (o *obSession) updateWaitTimeout() {
 // else the cluster's global one. It runs with updateWaitTimeout.
 func (o *obSession) updateTimeZone() {
 	val, ok := "", false
-	for _, e := range o.vars.sys {
-		if e.name == "time_zone" {
-			val, ok = e.value, true
+	for _, e := range o.vars.Sys() {
+		if e.Name == "time_zone" {
+			val, ok = e.Value, true
 		}
 	}
 	if !ok {

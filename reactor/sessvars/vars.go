@@ -1,4 +1,14 @@
-package reactor
+// Package sessvars keeps what an OceanBase-mode client session has set on
+// its servers (the current database, system and user variables, the
+// multi-statement option) under versions, and what each server session
+// has of it (Synced), so that "what does this server session lack" costs
+// a few integer comparisons on the statement path, and the one SET that
+// brings a server session up to date is built only when it lacks
+// something. It also decodes the variables that steer routing (Routing).
+//
+// A Vars and its Synced records are owned by the goroutine running the
+// session's command.
+package sessvars
 
 import (
 	"strconv"
@@ -8,25 +18,25 @@ import (
 	"obgate/mysqlproto"
 )
 
-// hotVar indexes the variables that are compared by value rather than by
+// HotVar indexes the variables that are compared by value rather than by
 // version (ODP's "hot" variables): they change often and often back, so a
 // server session that already has the value needs nothing.
-type hotVar uint8
+type HotVar uint8
 
 const (
-	hotAutocommit hotVar = iota
-	hotObQueryTimeout
-	hotObLogLevel
-	hotObLastSchemaVersion
-	numHot
+	HotAutocommit HotVar = iota
+	HotObQueryTimeout
+	HotObLogLevel
+	HotObLastSchemaVersion
+	NumHot
 )
 
-var hotNames = [numHot]string{"autocommit", "ob_query_timeout", "ob_log_level", "ob_last_schema_version"}
+var HotNames = [NumHot]string{"autocommit", "ob_query_timeout", "ob_log_level", "ob_last_schema_version"}
 
-func hotIndex(name []byte) (hotVar, bool) {
-	for i, n := range hotNames {
+func hotIndex(name []byte) (HotVar, bool) {
+	for i, n := range HotNames {
 		if string(name) == n {
-			return hotVar(i), true
+			return HotVar(i), true
 		}
 	}
 	return 0, false
@@ -48,19 +58,23 @@ var feedbackVars = map[string]bool{
 	"ob_trx_id":                         true,
 }
 
-// userVarSeparator separates system variables from user variables in an
-// OBServer's session-state report: a pair named and valued "__NULL".
-const userVarSeparator = "__NULL"
+// IsFeedback reports whether name is a variable an OBServer reports about
+// itself rather than session state.
+func IsFeedback(name []byte) bool { return feedbackVars[string(name)] }
 
-// varEntry is one variable the client session has set, with the version
+// UserVarSeparator separates system variables from user variables in an
+// OBServer's session-state report: a pair named and valued "__NULL".
+const UserVarSeparator = "__NULL"
+
+// Entry is one variable the client session has set, with the version
 // at which it last changed.
-type varEntry struct {
-	name  string
-	value string // system variables: the value; user variables: a SQL literal
+type Entry struct {
+	Name  string
+	Value string // system variables: the value; user variables: a SQL literal
 	ver   uint64
 }
 
-// sessionVars is the session state a client session has established on
+// Vars is the session state a client session has established on
 // the servers it used: the current database, system variables and user
 // variables. Every change takes a new version; a server session records
 // the versions it has seen, so "what does this server session lack" is a
@@ -68,62 +82,62 @@ type varEntry struct {
 // comparisons) when nothing changed.
 //
 // Owned by the goroutine running the session's command.
-type sessionVars struct {
+type Vars struct {
 	ver     uint64
 	db      string
 	dbVer   uint64
-	sys     []varEntry
+	sys     []Entry
 	sysVer  uint64
-	user    []varEntry
+	user    []Entry
 	userVer uint64
-	hot     [numHot]string
-	hotSet  [numHot]bool
+	hot     [NumHot]string
+	hotSet  [NumHot]bool
 	// multiStmt is the MULTI_STATEMENTS option as the client last set it
 	// with COM_SET_OPTION, at version multiStmtVer (0: never set, server
 	// sessions keep what their login asked for).
 	multiStmt    bool
 	multiStmtVer uint64
 	// routing are the variables that steer routing, kept decoded.
-	routing routingVars
+	routing Routing
 }
 
-// routingVars are the session and user variables routing reads for every
+// Routing are the session and user variables routing reads for every
 // statement, decoded once when they change.
-type routingVars struct {
-	weak          bool   // ob_read_consistency = WEAK
-	obRoutePolicy int    // ob_route_policy as a number, 1 (READONLY_ZONE_FIRST) by default
-	obRouteSet    bool   // ob_route_policy was set
-	idc           string // @proxy_idc_name
-	routePolicy   string // @proxy_route_policy
+type Routing struct {
+	Weak          bool   // ob_read_consistency = WEAK
+	OBRoutePolicy int    // ob_route_policy as a number, 1 (READONLY_ZONE_FIRST) by default
+	OBRouteSet    bool   // ob_route_policy was set
+	IDC           string // @proxy_idc_name
+	RoutePolicy   string // @proxy_route_policy
 }
 
-// note decodes a variable that steers routing; user says it is a
+// Note decodes a variable that steers routing; user says it is a
 // user variable (value a SQL literal).
-func (r *routingVars) note(name, value string, user bool) {
+func (r *Routing) Note(name, value string, user bool) {
 	if user {
 		switch strings.ToLower(name) {
 		case "proxy_idc_name":
-			r.idc = unquoteLiteral(value)
+			r.IDC = unquoteLiteral(value)
 		case "proxy_route_policy":
-			r.routePolicy = unquoteLiteral(value)
+			r.RoutePolicy = unquoteLiteral(value)
 		}
 		return
 	}
 	switch strings.ToLower(name) {
 	case "ob_read_consistency":
 		v := strings.ToUpper(unquoteLiteral(value))
-		r.weak = v == "WEAK" || v == "2"
+		r.Weak = v == "WEAK" || v == "2"
 	case "ob_route_policy":
-		r.obRouteSet = true
+		r.OBRouteSet = true
 		switch strings.ToUpper(unquoteLiteral(value)) {
 		case "MERGE_IDC_ORDER", "0":
-			r.obRoutePolicy = 0
+			r.OBRoutePolicy = 0
 		case "ONLY_READONLY_ZONE", "2":
-			r.obRoutePolicy = 2
+			r.OBRoutePolicy = 2
 		case "UNMERGE_ZONE_FIRST", "3":
-			r.obRoutePolicy = 3
+			r.OBRoutePolicy = 3
 		default:
-			r.obRoutePolicy = 1
+			r.OBRoutePolicy = 1
 		}
 	}
 }
@@ -140,19 +154,47 @@ func unquoteLiteral(v string) string {
 	return v
 }
 
-// syncState is what one server session has of the client's state.
-type syncState struct {
+// Version counts every change: a snapshot of the variables that
+// recorded it is current while it matches.
+func (v *Vars) Version() uint64 { return v.ver }
+
+// DB is the current database.
+func (v *Vars) DB() string { return v.db }
+
+// DBVersion is the version at which the database last changed.
+func (v *Vars) DBVersion() uint64 { return v.dbVer }
+
+// Sys and User are the system (hot ones apart) and user variables set,
+// in the order first set; read-only.
+func (v *Vars) Sys() []Entry  { return v.sys }
+func (v *Vars) User() []Entry { return v.user }
+
+// Hot returns a hot variable's value and whether it was set.
+func (v *Vars) Hot(h HotVar) (string, bool) { return v.hot[h], v.hotSet[h] }
+
+// MultiStatements returns the client's COM_SET_OPTION choice and whether
+// it made one.
+func (v *Vars) MultiStatements() (on, set bool) { return v.multiStmt, v.multiStmtVer != 0 }
+
+// Routing is the decoded routing variables.
+func (v *Vars) Routing() *Routing { return &v.routing }
+
+// DBLacking reports whether ss lacks the current database.
+func (v *Vars) DBLacking(ss *Synced) bool { return ss.dbVer != v.dbVer }
+
+// Synced is what one server session has of the client's state.
+type Synced struct {
 	dbVer        uint64
 	sysVer       uint64
 	userVer      uint64
 	multiStmtVer uint64
-	hot          [numHot]string
-	hotSet       [numHot]bool
+	hot          [NumHot]string
+	hotSet       [NumHot]bool
 }
 
-// inSync reports whether ss has everything the client session set. It does
+// InSync reports whether ss has everything the client session set. It does
 // not allocate; it runs before every statement.
-func (v *sessionVars) inSync(ss *syncState) bool {
+func (v *Vars) InSync(ss *Synced) bool {
 	if ss.dbVer != v.dbVer || ss.sysVer != v.sysVer || ss.userVer != v.userVer || ss.multiStmtVer != v.multiStmtVer {
 		return false
 	}
@@ -164,8 +206,8 @@ func (v *sessionVars) inSync(ss *syncState) bool {
 	return true
 }
 
-// markSynced records that ss now has the whole client state.
-func (v *sessionVars) markSynced(ss *syncState) {
+// MarkSynced records that ss now has the whole client state.
+func (v *Vars) MarkSynced(ss *Synced) {
 	ss.dbVer, ss.sysVer, ss.userVer, ss.multiStmtVer = v.dbVer, v.sysVer, v.userVer, v.multiStmtVer
 	for i := range v.hot {
 		if v.hotSet[i] {
@@ -174,8 +216,8 @@ func (v *sessionVars) markSynced(ss *syncState) {
 	}
 }
 
-// setDB records a new current database.
-func (v *sessionVars) setDB(db string) {
+// SetDB records a new current database.
+func (v *Vars) SetDB(db string) {
 	if db == v.db && v.dbVer != 0 {
 		return
 	}
@@ -183,8 +225,8 @@ func (v *sessionVars) setDB(db string) {
 	v.db, v.dbVer = db, v.ver
 }
 
-// setMultiStatements records the client's COM_SET_OPTION.
-func (v *sessionVars) setMultiStatements(on bool) {
+// SetMultiStatements records the client's COM_SET_OPTION.
+func (v *Vars) SetMultiStatements(on bool) {
 	if v.multiStmtVer != 0 && v.multiStmt == on {
 		return
 	}
@@ -192,28 +234,28 @@ func (v *sessionVars) setMultiStatements(on bool) {
 	v.multiStmt, v.multiStmtVer = on, v.ver
 }
 
-// multiStatementsLacking reports whether ss lacks the client's
+// MultiStatementsLacking reports whether ss lacks the client's
 // multi-statement option, and the option.
-func (v *sessionVars) multiStatementsLacking(ss *syncState) (lacking, on bool) {
+func (v *Vars) MultiStatementsLacking(ss *Synced) (lacking, on bool) {
 	return v.multiStmtVer != 0 && ss.multiStmtVer != v.multiStmtVer, v.multiStmt
 }
 
-// afterReset is the state a session has after COM_RESET_CONNECTION, or
+// AfterReset is the state a session has after COM_RESET_CONNECTION, or
 // after a COM_CHANGE_USER (refused or not): no system or user variables,
 // the same database and multi-statement option. The reset is a change of
 // its own (what publishOB compares), and versions keep counting up, so
 // that no server session's record of an older state can match the new one
 // by accident.
-func (v *sessionVars) afterReset() sessionVars {
-	return sessionVars{ver: v.ver + 1, db: v.db, dbVer: v.dbVer, multiStmt: v.multiStmt, multiStmtVer: v.multiStmtVer}
+func (v *Vars) AfterReset() Vars {
+	return Vars{ver: v.ver + 1, db: v.db, dbVer: v.dbVer, multiStmt: v.multiStmt, multiStmtVer: v.multiStmtVer}
 }
 
-// learn applies a server's session-state report (the raw session-state
+// Learn applies a server's session-state report (the raw session-state
 // entries of an OK packet, whose status flags are status): the database,
 // system variables before the "__NULL" separator, user variables after it.
 // feedback receives the variables that are server feedback rather than
 // state.
-func (v *sessionVars) learn(raw []byte, status mysqlproto.ServerStatus, feedback func(name, value []byte)) {
+func (v *Vars) Learn(raw []byte, status mysqlproto.ServerStatus, feedback func(name, value []byte)) {
 	noBackslash := status.Has(mysqlproto.StatusNoBackslashEscapes)
 	it := mysqlproto.SessionStates(raw)
 	for {
@@ -224,7 +266,7 @@ func (v *sessionVars) learn(raw []byte, status mysqlproto.ServerStatus, feedback
 		switch typ {
 		case mysqlproto.SessionTrackSchema:
 			if db, _, ok := mysqlproto.ReadLenEncString(data, 0); ok {
-				v.setDB(string(db))
+				v.SetDB(string(db))
 			}
 		case mysqlproto.SessionTrackSystemVariables:
 			user := false
@@ -234,12 +276,12 @@ func (v *sessionVars) learn(raw []byte, status mysqlproto.ServerStatus, feedback
 					break
 				}
 				pos = next
-				if string(name) == userVarSeparator && string(value) == userVarSeparator {
+				if string(name) == UserVarSeparator && string(value) == UserVarSeparator {
 					user = true
 					continue
 				}
 				if user {
-					v.setUser(string(name), portableLiteral(string(value), noBackslash))
+					v.SetUser(string(name), portableLiteral(string(value), noBackslash))
 					continue
 				}
 				if feedbackVars[string(name)] {
@@ -248,14 +290,14 @@ func (v *sessionVars) learn(raw []byte, status mysqlproto.ServerStatus, feedback
 					}
 					continue
 				}
-				v.setSys(name, value)
+				v.SetSys(name, value)
 			}
 		}
 	}
 }
 
-// setSys records a system variable; hot ones are kept by value.
-func (v *sessionVars) setSys(name, value []byte) {
+// SetSys records a system variable; hot ones are kept by value.
+func (v *Vars) SetSys(name, value []byte) {
 	if h, ok := hotIndex(name); ok {
 		if !v.hotSet[h] || v.hot[h] != string(value) {
 			v.hot[h], v.hotSet[h] = string(value), true
@@ -264,34 +306,34 @@ func (v *sessionVars) setSys(name, value []byte) {
 	}
 	v.sys, v.sysVer = v.upsert(v.sys, string(name), string(value), v.sysVer)
 	if len(name) > 3 && (name[0] == 'o' || name[0] == 'O') {
-		v.routing.note(string(name), string(value), false)
+		v.routing.Note(string(name), string(value), false)
 	}
 }
 
-func (v *sessionVars) setUser(name, literal string) {
+func (v *Vars) SetUser(name, literal string) {
 	name = strings.TrimPrefix(name, "@")
 	if strings.HasPrefix(strings.ToLower(name), "proxy_") {
-		v.routing.note(name, literal, true)
+		v.routing.Note(name, literal, true)
 	}
 	v.user, v.userVer = v.upsert(v.user, name, literal, v.userVer)
 }
 
-func (v *sessionVars) upsert(list []varEntry, name, value string, cur uint64) ([]varEntry, uint64) {
+func (v *Vars) upsert(list []Entry, name, value string, cur uint64) ([]Entry, uint64) {
 	for i := range list {
-		if strings.EqualFold(list[i].name, name) {
-			if list[i].value == value {
+		if strings.EqualFold(list[i].Name, name) {
+			if list[i].Value == value {
 				return list, cur
 			}
 			v.ver++
-			list[i].value, list[i].ver = value, v.ver
+			list[i].Value, list[i].ver = value, v.ver
 			return list, v.ver
 		}
 	}
 	v.ver++
-	return append(list, varEntry{name: name, value: value, ver: v.ver}), v.ver
+	return append(list, Entry{Name: name, Value: value, ver: v.ver}), v.ver
 }
 
-// resetSQL builds the one SET statement that brings ss up to date with the
+// ResetSQL builds the one SET statement that brings ss up to date with the
 // client's variables (database changes go separately, as COM_INIT_DB). It
 // returns nil when no variable is missing.
 //
@@ -304,7 +346,7 @@ func (v *sessionVars) upsert(list []varEntry, name, value string, cur uint64) ([
 // since a server reports only variables of its own, whose names are
 // plain, and anything else in a report is not a variable any server would
 // accept.
-func (v *sessionVars) resetSQL(ss *syncState) []byte {
+func (v *Vars) ResetSQL(ss *Synced) []byte {
 	var b []byte
 	add := func(target, literal string) {
 		if b == nil {
@@ -318,18 +360,18 @@ func (v *sessionVars) resetSQL(ss *syncState) []byte {
 	}
 	for i := range v.hot {
 		if v.hotSet[i] && (!ss.hotSet[i] || ss.hot[i] != v.hot[i]) {
-			add("@@session."+hotNames[i], sysLiteral(v.hot[i]))
+			add("@@session."+HotNames[i], sysLiteral(v.hot[i]))
 		}
 	}
 	for _, e := range v.sys {
-		if e.ver > ss.sysVer && plainName(e.name) {
-			add("@@session."+e.name, sysLiteral(e.value))
+		if e.ver > ss.sysVer && plainName(e.Name) {
+			add("@@session."+e.Name, sysLiteral(e.Value))
 		}
 	}
 	for _, e := range v.user {
 		if e.ver > ss.userVer {
-			if id, err := sqltext.Ident(e.name); err == nil {
-				add("@"+id, userLiteral(e.value))
+			if id, err := sqltext.Ident(e.Name); err == nil {
+				add("@"+id, userLiteral(e.Value))
 			}
 		}
 	}

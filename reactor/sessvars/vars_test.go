@@ -1,4 +1,4 @@
-package reactor
+package sessvars
 
 import (
 	"testing"
@@ -19,48 +19,48 @@ func stateOf(pairs ...string) []byte {
 }
 
 func TestSessionVarsSync(t *testing.T) {
-	var v sessionVars
-	var a, b syncState
-	if !v.inSync(&a) {
+	var v Vars
+	var a, b Synced
+	if !v.InSync(&a) {
 		t.Fatal("empty state must be in sync")
 	}
 	var fb []string
-	v.learn(append(stateOf("time_zone", "+08:00", "autocommit", "OFF", "ob_proxy_partition_hit", "1",
+	v.Learn(append(stateOf("time_zone", "+08:00", "autocommit", "OFF", "ob_proxy_partition_hit", "1",
 		"__NULL", "__NULL", "u", "'abc'"), mysqlproto.AppendSchemaState(nil, "db1")...), 0,
 		func(n, val []byte) { fb = append(fb, string(n)+"="+string(val)) })
 	if len(fb) != 1 || fb[0] != "ob_proxy_partition_hit=1" {
 		t.Fatalf("feedback %v", fb)
 	}
-	if v.db != "db1" || len(v.sys) != 1 || len(v.user) != 1 || !v.hotSet[hotAutocommit] {
+	if v.db != "db1" || len(v.sys) != 1 || len(v.user) != 1 || !v.hotSet[HotAutocommit] {
 		t.Fatalf("state %+v", v)
 	}
-	v.markSynced(&a) // a ran the statement
-	if !v.inSync(&a) || v.inSync(&b) {
+	v.MarkSynced(&a) // a ran the statement
+	if !v.InSync(&a) || v.InSync(&b) {
 		t.Fatal("a must be in sync, b not")
 	}
-	got := string(v.resetSQL(&b))
+	got := string(v.ResetSQL(&b))
 	want := "SET @@session.autocommit = 'OFF', @@session.time_zone = '+08:00', @`u` = 'abc'"
 	if got != want {
 		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
 	}
-	v.markSynced(&b)
+	v.MarkSynced(&b)
 	// A hot variable going back and forth needs no sync where it matches.
-	v.learn(stateOf("autocommit", "ON"), 0, nil)
-	v.markSynced(&a)
-	if v.inSync(&b) {
+	v.Learn(stateOf("autocommit", "ON"), 0, nil)
+	v.MarkSynced(&a)
+	if v.InSync(&b) {
 		t.Fatal("b has autocommit=OFF")
 	}
-	if got := string(v.resetSQL(&b)); got != "SET @@session.autocommit = 'ON'" {
+	if got := string(v.ResetSQL(&b)); got != "SET @@session.autocommit = 'ON'" {
 		t.Fatalf("hot reset %q", got)
 	}
-	v.learn(stateOf("autocommit", "OFF"), 0, nil)
-	v.markSynced(&a)
-	if !v.inSync(&b) {
+	v.Learn(stateOf("autocommit", "OFF"), 0, nil)
+	v.MarkSynced(&a)
+	if !v.InSync(&b) {
 		t.Fatal("b already has autocommit=OFF: no sync needed")
 	}
 	// Numbers stay bare, quotes are escaped.
-	v.learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), 0, nil)
-	if got := string(v.resetSQL(&b)); got != "SET @@session.ob_query_timeout = 10000000, @@session.sql_mode = 'it''s'" {
+	v.Learn(stateOf("ob_query_timeout", "10000000", "sql_mode", "it's"), 0, nil)
+	if got := string(v.ResetSQL(&b)); got != "SET @@session.ob_query_timeout = 10000000, @@session.sql_mode = 'it''s'" {
 		t.Fatalf("literals %q", got)
 	}
 }
@@ -71,11 +71,11 @@ func TestSessionVarsSync(t *testing.T) {
 // name that cannot be written at all (empty, or with NUL) left out, so
 // that the SET stays one well-formed statement.
 func TestSessionVarsResetNames(t *testing.T) {
-	var v sessionVars
-	v.learn(stateOf("sql_mode", "ANSI", "bad name", "1", "x = 1, @@session.y", "2", "a\x00b", "3",
+	var v Vars
+	v.Learn(stateOf("sql_mode", "ANSI", "bad name", "1", "x = 1, @@session.y", "2", "a\x00b", "3",
 		"__NULL", "__NULL", "a b", "1", "a`b", "2", "x\\", "'v'", "", "4", "n\x00ul", "5"), 0, nil)
-	var ss syncState
-	got := string(v.resetSQL(&ss))
+	var ss Synced
+	got := string(v.ResetSQL(&ss))
 	want := "SET @@session.sql_mode = 'ANSI', @`a b` = 1, @`a``b` = 2, @`x\\` = 'v'"
 	if got != want {
 		t.Fatalf("reset SQL\n got %s\nwant %s", got, want)
@@ -83,26 +83,26 @@ func TestSessionVarsResetNames(t *testing.T) {
 }
 
 func BenchmarkSessionVarsInSync(b *testing.B) {
-	var v sessionVars
-	v.learn(stateOf("time_zone", "+08:00", "autocommit", "OFF", "sql_mode", "STRICT_TRANS_TABLES",
+	var v Vars
+	v.Learn(stateOf("time_zone", "+08:00", "autocommit", "OFF", "sql_mode", "STRICT_TRANS_TABLES",
 		"__NULL", "__NULL", "u", "1"), 0, nil)
-	v.setDB("db1")
-	var ss syncState
-	v.markSynced(&ss)
+	v.SetDB("db1")
+	var ss Synced
+	v.MarkSynced(&ss)
 	b.ReportAllocs()
 	for b.Loop() {
-		if !v.inSync(&ss) {
+		if !v.InSync(&ss) {
 			b.Fatal("not in sync")
 		}
 	}
 }
 
 func TestSessionVarsInSyncAllocs(t *testing.T) {
-	var v sessionVars
-	v.learn(stateOf("autocommit", "OFF", "time_zone", "+00:00"), 0, nil)
-	var ss syncState
-	v.markSynced(&ss)
-	if n := testing.AllocsPerRun(1000, func() { _ = v.inSync(&ss) }); n != 0 {
+	var v Vars
+	v.Learn(stateOf("autocommit", "OFF", "time_zone", "+00:00"), 0, nil)
+	var ss Synced
+	v.MarkSynced(&ss)
+	if n := testing.AllocsPerRun(1000, func() { _ = v.InSync(&ss) }); n != 0 {
 		t.Fatalf("inSync allocates %v times", n)
 	}
 }
@@ -142,17 +142,17 @@ func FuzzSessionVarsLearn(f *testing.F) {
 	f.Add(mysqlproto.AppendSchemaState(nil, "db"), false)
 	f.Add([]byte{0, 5, 1, 'a', 9}, false)
 	f.Fuzz(func(t *testing.T, raw []byte, noBackslash bool) {
-		var v sessionVars
+		var v Vars
 		var st mysqlproto.ServerStatus
 		if noBackslash {
 			st = mysqlproto.StatusNoBackslashEscapes
 		}
-		v.learn(raw, st, func(_, _ []byte) {})
-		var ss syncState
-		checkSetShape(t, v.resetSQL(&ss))
+		v.Learn(raw, st, func(_, _ []byte) {})
+		var ss Synced
+		checkSetShape(t, v.ResetSQL(&ss))
 		for _, e := range v.user {
-			if lit := userLiteral(e.value); lit == "" {
-				t.Fatalf("empty literal for %q", e.value)
+			if lit := userLiteral(e.Value); lit == "" {
+				t.Fatalf("empty literal for %q", e.Value)
 			}
 		}
 		_ = portableLiteral(string(raw), noBackslash)
