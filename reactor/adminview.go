@@ -9,6 +9,7 @@ import (
 
 	"obgate/metrics"
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // Read-only views for the admin package's SHOW PROXYSTAT, SHOW PROXYNET
@@ -86,8 +87,8 @@ func fdOf(c any) int {
 	switch v := c.(type) {
 	case *npServerConn:
 		return v.fd
-	case *pollerSafeCloser:
-		return fdOf(v.conn)
+	case *connio.PollerSafeCloser:
+		return fdOf(v.Conn())
 	case *tls.Conn:
 		return fdOf(v.NetConn())
 	case interface{ Fd() int }:
@@ -148,8 +149,8 @@ func (srv *Server) NetConnections() []NetConnInfo {
 		if ref := s.clientCloser.Load(); ref != nil {
 			if nc, ok := ref.Closer.(interface{ LocalAddr() net.Addr }); ok && nc.LocalAddr() != nil {
 				c.Local = nc.LocalAddr().String()
-			} else if pc, ok := ref.Closer.(*pollerSafeCloser); ok && pc.conn.LocalAddr() != nil {
-				c.Local = pc.conn.LocalAddr().String()
+			} else if pc, ok := ref.Closer.(*connio.PollerSafeCloser); ok && pc.Conn().LocalAddr() != nil {
+				c.Local = pc.Conn().LocalAddr().String()
 			}
 		}
 		out = append(out, c)

@@ -11,6 +11,7 @@ import (
 
 	"obgate/health"
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/reactor/sessvars"
 	"obgate/route"
 )
@@ -112,7 +113,7 @@ func (b *serverConn) serverGoneLater() {
 	if b.closed.Load() || b.peerGone.Load() || b.owner == nil {
 		return
 	}
-	npTasks.run(nil, func() { b.owner.srv.guarded(panicServerWatch, b.owner.id, b.serverGone) })
+	connio.Tasks.Run(nil, func() { b.owner.srv.guarded(panicServerWatch, b.owner.id, b.serverGone) })
 }
 
 // serverGone runs on the server watch's goroutine when the server closed
@@ -177,7 +178,7 @@ func (srv *Server) dial(ctx context.Context, c *route.Cluster, addr string) (*se
 		// obgate's own files, not the server's failure.
 		return nil, nil, nil, err
 	}
-	be, h, pio, err := srv.dialServer(ctx, addr, serverDialer(cfg, timeout), tlsCfg == nil)
+	be, h, pio, err := srv.dialServer(ctx, addr, connio.ServerDialer(cfg, timeout), tlsCfg == nil)
 	if err == nil {
 		err = be.planTLS(h, tlsCfg, required)
 	}

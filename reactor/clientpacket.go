@@ -8,6 +8,7 @@ package reactor
 
 import (
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // pieceFunc is given each piece of a logical client packet (eachPiece):
@@ -18,7 +19,7 @@ import (
 type pieceFunc func(p []byte, starts, first, last bool) (keep bool, err error)
 
 // eachPiece walks one logical client packet whose header says n payload
-// bytes in pieces of at most chunkSize, giving each to fn. A packet longer
+// bytes in pieces of at most connio.ChunkSize, giving each to fn. A packet longer
 // than limit bytes (max_packet_size; 0 for no limit) ends the session with
 // ERR 1153 before that part of it is read. A client failure ends the
 // session; fn's error is returned as it is, after its piece was released
@@ -35,7 +36,7 @@ func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 		}
 		starts := true
 		for rem := mysqlproto.HeaderLen + n; rem > 0; {
-			k := min(rem, chunkSize)
+			k := min(rem, connio.ChunkSize)
 			p, err := c.client.Next(k)
 			if err != nil {
 				return quit(QuitClientNetwork, err)
@@ -139,7 +140,7 @@ func (c *clientConn) closeTransport() {
 // login negotiated it.
 func (c *clientConn) wrapClientOB20(id uint32) {
 	if c.clientOBCaps.Has(mysqlproto.OBCapProtocolV2) {
-		c.ob20Client = newOB20ClientIO(c.client, id)
+		c.ob20Client = connio.NewOB20Client(c.client, id)
 		c.client = c.ob20Client
 	}
 }
@@ -148,9 +149,9 @@ func (c *clientConn) wrapClientOB20(id uint32) {
 // torn down.
 func (c *clientConn) freeBuffers() {
 	if c.netClient != nil {
-		c.netClient.free()
+		c.netClient.Free()
 	}
 	if c.ob20Client != nil {
-		c.ob20Client.free()
+		c.ob20Client.Free()
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"obgate/config"
 	"obgate/internal/failure"
+	"obgate/reactor/connio"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -21,7 +22,7 @@ const classifyLen = 4096
 // say Incomplete) and is never sent again to another server, as ODP treats
 // a request longer than its request buffer.
 func factsLen(cfg *config.Config) int {
-	return int(min(cfg.RequestBufferLength, chunkSize))
+	return int(min(cfg.RequestBufferLength, connio.ChunkSize))
 }
 
 // serveCommand reads one command from the client and answers it. It runs

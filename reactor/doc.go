@@ -40,7 +40,7 @@
 //
 //	transport  who runs a command                           idle cost
 //	netpoll    the poller itself for the common statement;  no goroutine
-//	           a pooled goroutine (taskPool) for the rest
+//	           a pooled goroutine (connio.TaskPool) for the rest
 //	net, tls   the session's own goroutine                  one goroutine
 //
 // netpoll: the statement path on the poller (poller.go). obgate sets no
@@ -73,7 +73,7 @@
 // four a driver's query with arguments sends; COM_STMT_CLOSE, which has
 // no answer, ends where its requests went out, and with the client's next
 // command already buffered it is sent with MSG_MORE, so that the kernel
-// sends it together with that command (writeNowMore). An execute whose
+// sends it together with that command (connio.WriteNowMore). An execute whose
 // server session has not prepared the statement yet prepares it there
 // first, on the poller too: the prepare goes out, the poller consumes its
 // answer as it arrives and then serves the execute again from its start;
@@ -92,7 +92,7 @@
 // on goroutines.
 //
 // Rules on the poller: nothing waits. Requests and answers are written
-// straight to the sockets (writeNow) as far as the kernel takes them at
+// straight to the sockets (connio.WriteNow) as far as the kernel takes them at
 // once; answers are relayed from the server connection's input buffer
 // without a copy of obgate's own. Whatever would wait — a dial, a login, a
 // round trip before the statement, a resend, an ERR reply, a write the

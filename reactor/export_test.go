@@ -5,6 +5,7 @@ import (
 
 	"obgate/internal/npbound"
 	"obgate/reactor/admission"
+	"obgate/reactor/connio"
 	"obgate/reactor/handover"
 )
 
@@ -54,8 +55,8 @@ func HandoverTestState(mode byte, servers int) []byte {
 // most room bytes at once (-1: none; 0: as the kernel takes them), until
 // the test ends.
 func SetClientWriteRoom(tb interface{ Cleanup(func()) }, room int64) {
-	clientWriteRoom.Store(room)
-	tb.Cleanup(func() { clientWriteRoom.Store(0) })
+	connio.ClientWriteRoom.Store(room)
+	tb.Cleanup(func() { connio.ClientWriteRoom.Store(0) })
 }
 
 // PreparesReused is how many prepares were answered from kept statements.

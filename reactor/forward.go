@@ -86,7 +86,7 @@ func (st *statement) sendPolled(pkt []byte) {
 
 // relayPacket streams one logical client packet (whose header says n
 // payload bytes, continuation packets included) to the server, in pieces of
-// at most chunkSize, without holding it whole. It returns the number of
+// at most connio.ChunkSize, without holding it whole. It returns the number of
 // bytes sent. Errors are sessionErrors: a client failure closes the
 // session; a server failure gets the client an ERR (nothing was answered
 // yet) and closes it too.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/reactor/handover"
 	"obgate/reactor/sessvars"
 	"obgate/route"
@@ -98,7 +99,7 @@ func (s *Session) handoverKind() bool {
 // calls it.
 func (s *Session) handoverReady() bool {
 	if !s.handoverKind() || s.inTrans.Load() || s.txnBroken || s.closeReq.Load() != closeNone ||
-		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.rb == nil || s.drv.clientNP.Buffered() != 0 {
+		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.Bound() == nil || s.drv.clientNP.Buffered() != 0 {
 		return false
 	}
 	if o := s.ob; o != nil {
@@ -129,7 +130,7 @@ func (s *Session) handOverAtIdle() bool {
 	if h == nil || !s.handoverReady() {
 		return false
 	}
-	npTasks.run(nil, func() { s.handOverOwned(h) })
+	connio.Tasks.Run(nil, func() { s.handOverOwned(h) })
 	return true
 }
 
@@ -198,22 +199,22 @@ var errHandoverNotNow = errors.New("session not at an idle point")
 // session's owner calls it.
 func (s *Session) sendTo(link *handover.Link) error {
 	client := s.drv.clientNP
-	if !client.rb.Freeze() {
+	if !client.Bound().Freeze() {
 		return errHandoverNotNow
 	}
-	fds := []int{client.rb.FD()}
-	thaw := client.rb.Thaw
-	idle := client.Buffered() == 0 && client.conn.IsActive()
+	fds := []int{client.Bound().FD()}
+	thaw := client.Bound().Thaw
+	idle := client.Buffered() == 0 && client.Conn().IsActive()
 	if s.my != nil {
 		be := s.backend
 		server := be.conn.(*npServerConn)
 		if !server.rb.Freeze() {
-			client.rb.Thaw()
+			client.Bound().Thaw()
 			return errHandoverNotNow
 		}
 		thaw = func() {
 			server.rb.Thaw()
-			client.rb.Thaw()
+			client.Bound().Thaw()
 		}
 		fds = append(fds, server.fd)
 		idle = idle && server.buffered() == 0 && server.IsActive() && !be.serverLost()

@@ -11,6 +11,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // fixedScramble is ODP's default handshake scramble (enable_proxy_scramble
@@ -48,7 +49,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	count := srv.clients.Add(1)
 	defer s.containPanic(panicLogin)
 	if tc, ok := conn.(*net.TCPConn); ok {
-		tuneClientConn(tc, srv.cfg.Load())
+		connio.TuneClientConn(tc, srv.cfg.Load())
 	}
 	err := s.handshake(count)
 	giveSlot()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // errUnexpectedAnswer: one of obgate's own commands was answered with
@@ -52,7 +53,7 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
 	// A chunk window, as the relay reads a rewritten answer into (nothing
 	// is relayed: the answer is consumed as it is decided).
-	win := respWindow{buf: getChunk(4096)}
+	win := respWindow{buf: connio.GetChunk(4096)}
 	defer win.close()
 	dec := 0
 	for {

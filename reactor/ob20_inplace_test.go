@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // ob20TestPackets returns a MySQL packet of n payload bytes.
@@ -30,7 +31,7 @@ func TestOB20ServerIOInPlace(t *testing.T) {
 	sio := newOB20ServerIO(nc, fr, []byte("trace"), 0)
 
 	small := ob20TestPackets(100, 's')
-	big := ob20TestPackets(3*chunkSize, 'b')
+	big := ob20TestPackets(3*connio.ChunkSize, 'b')
 	answers := [][]byte{small, small, big, small}
 	want := bytes.Join(answers, nil)
 	peerErr := make(chan error, 1)
@@ -56,7 +57,7 @@ func TestOB20ServerIOInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []byte
-	p := make([]byte, chunkSize)
+	p := make([]byte, connio.ChunkSize)
 	for len(got) < len(want) {
 		n, err := sio.read(p)
 		if err != nil {
@@ -87,8 +88,8 @@ func TestOB20ServerIOInPlace(t *testing.T) {
 }
 
 // TestOB20ClientIOInPlace runs an OceanBase client's requests through
-// ob20ClientIO on both transports: small frames unframed in the
-// transport's buffer, a request split over frames larger than chunkSize
+// connio.OB20Client on both transports: small frames unframed in the
+// transport's buffer, a request split over frames larger than connio.ChunkSize
 // (the framer's reader), pipelined small ones after it, and the response
 // framed back (lent netpoll buffer, or copied). A corrupt frame fails.
 func TestOB20ClientIOInPlace(t *testing.T) {
@@ -96,7 +97,7 @@ func TestOB20ClientIOInPlace(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			a, peer := tcpPair(t)
 			defer peer.Close()
-			var raw clientIO
+			var raw connio.ClientIO
 			if transport == "netpoll" {
 				if _, err := newPollerSet(1); err != nil {
 					t.Fatal(err)
@@ -106,22 +107,22 @@ func TestOB20ClientIOInPlace(t *testing.T) {
 					t.Fatal(err)
 				}
 				_ = a.Close()
-				raw = &netpollClientIO{conn: conn}
+				raw = connio.NewNetpollClient(conn, nil)
 			} else {
-				nio := newNetClientIO(a, "net")
-				defer nio.free()
+				nio := connio.NewNetClient(a, "net")
+				defer nio.Free()
 				raw = nio
 			}
 			const connID = 9
-			c := newOB20ClientIO(raw, connID)
-			defer c.free()
+			c := connio.NewOB20Client(raw, connID)
+			defer c.Free()
 			defer c.Close()
 
 			small := ob20TestPackets(50, 'q')
-			big := ob20TestPackets(5*chunkSize/2, 'B')
+			big := ob20TestPackets(5*connio.ChunkSize/2, 'B')
 			requests := [][]byte{small, big, small, small}
 			drv := mysqlproto.NewOB20Framer(peer, peer, mysqlproto.FramerClient, connID)
-			drv.SetMaxPayload(2 * chunkSize) // the big request takes two frames, the first over chunkSize
+			drv.SetMaxPayload(2 * connio.ChunkSize) // the big request takes two frames, the first over connio.ChunkSize
 			// All but the last request are framed ahead and sent at once with
 			// the last one (pipelined); the driver's own framer sends the last,
 			// so that it expects the answer to that one.
@@ -129,7 +130,7 @@ func TestOB20ClientIOInPlace(t *testing.T) {
 			for i, r := range requests[:len(requests)-1] {
 				var buf bytes.Buffer
 				f := mysqlproto.NewOB20Framer(nil, &buf, mysqlproto.FramerClient, connID)
-				f.SetMaxPayload(2 * chunkSize)
+				f.SetMaxPayload(2 * connio.ChunkSize)
 				f.SetNextRequestID(uint32(100 + i))
 				f.BeginRequest()
 				if err := f.WriteFrame(r, nil, mysqlproto.OB20LastPacket); err != nil {

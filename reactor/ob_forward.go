@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/reactor/sessvars"
 )
 
@@ -44,9 +45,9 @@ func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	delta := len(out) - len(p)
 	start := dec - len(p) - mysqlproto.HeaderLen
 	if end+delta > len(buf) {
-		nb := getChunk(end + delta)
+		nb := connio.GetChunk(end + delta)
 		copy(nb, buf[:end])
-		putChunk(buf)
+		connio.PutChunk(buf)
 		buf = nb
 	}
 	copy(buf[dec+delta:end+delta], buf[dec:end])

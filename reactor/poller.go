@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/route"
 )
 
@@ -109,11 +110,11 @@ const handOffNotFast = int(numResumeSteps)
 // session joins netpoll; polled belongs to the command's owner; poll,
 // kicked and clientClosed any goroutine may touch.
 type driver struct {
-	s        *Session         // the session it drives; set with the session
-	hooked   atomic.Bool      // the poller drives the session (no netpoll OnRequest); stored after clientNP
-	clientNP *netpollClientIO // the client transport, for direct writes
-	resumeFn func()           // resumeOffPoller as a value made once
-	polled   bool             // the command in progress runs on the poller (owner)
+	s        *Session              // the session it drives; set with the session
+	hooked   atomic.Bool           // the poller drives the session (no netpoll OnRequest); stored after clientNP
+	clientNP *connio.NetpollClient // the client transport, for direct writes
+	resumeFn func()                // resumeOffPoller as a value made once
+	polled   bool                  // the command in progress runs on the poller (owner)
 	// rePrepared says the command in progress was served again on the
 	// poller after its statement was prepared there (prepare_polled.go);
 	// it is not prepared again on the poller (owner).
@@ -292,7 +293,7 @@ func (d *driver) runPolled() bool {
 func (d *driver) closeDue() bool {
 	s := d.s
 	return s.shouldClose() || s.side.closedIdle() || d.clientClosed.Load() ||
-		(d.hooked.Load() && !d.clientNP.conn.IsActive())
+		(d.hooked.Load() && !d.clientNP.Conn().IsActive())
 }
 
 // pollResult says what the poller does with the buffered command.
@@ -421,7 +422,7 @@ func (d *driver) handOffCounted(step resumeStep, label int) {
 		s.st = newStatement(s)
 	}
 	s.st.then.resume = step
-	npTasks.run(nil, d.resumeFn)
+	connio.Tasks.Run(nil, d.resumeFn)
 }
 
 // handOffEnd gives a goroutine the end of the command, with err.
@@ -521,7 +522,7 @@ func (st *statement) sendUnsent() error {
 	}
 	err := s.backend.writeRaw(p)
 	if chunk != nil {
-		putChunk(chunk)
+		connio.PutChunk(chunk)
 	}
 	if err != nil {
 		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))

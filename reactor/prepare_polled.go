@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // Preparing a statement again on the poller.
@@ -69,23 +70,23 @@ func (st *statement) preparePolled(be *serverConn, ps *prepared, id uint32) erro
 	if s.drv.rePrepared || n > classifyLen || be.pollIO() == nil {
 		return errNotFast
 	}
-	pkt := getChunk(mysqlproto.HeaderLen + n)
+	pkt := connio.GetChunk(mysqlproto.HeaderLen + n)
 	pkt = pkt[:mysqlproto.HeaderLen+n]
 	mysqlproto.PutHeader(pkt, n, 0)
 	pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtPrepare)
 	copy(pkt[mysqlproto.HeaderLen+1:], ps.sql)
 	rest, owned, raw := be.tryRequest(pkt, false)
 	if owned != nil {
-		putChunk(owned)
+		connio.PutChunk(owned)
 	}
-	putChunk(pkt)
+	connio.PutChunk(pkt)
 	if rest != nil {
 		if raw {
 			be.close() // part of a request went out: out of step
 		}
 		return errNotFast
 	}
-	st.prep = polledPrepare{be: be, ps: ps, id: id, win: respWindow{buf: getChunk(4096)}, at: time.Now()}
+	st.prep = polledPrepare{be: be, ps: ps, id: id, win: respWindow{buf: connio.GetChunk(4096)}, at: time.Now()}
 	s.scanner.Reset(mysqlproto.ComStmtPrepare, s.caps, be.status)
 	if timeout := s.cfg.ShortAsyncTaskTimeout; timeout > 0 {
 		_ = be.conn.SetReadDeadline(st.prep.at.Add(timeout)) // for a goroutine's reads
@@ -195,7 +196,7 @@ func (st *statement) endPolledPrepare(err error) {
 		polledPrepares.Add(1)
 	}
 	_ = be.conn.SetReadDeadline(time.Time{})
-	putChunk(p.win.buf)
+	connio.PutChunk(p.win.buf)
 	*p = polledPrepare{}
 }
 

@@ -10,6 +10,7 @@ import (
 	"obgate/health"
 	"obgate/internal/failure"
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/route"
 )
 
@@ -549,7 +550,7 @@ func (st *statement) finishClose() error {
 		err = be.writeRequest(p, true, true)
 	}
 	if chunk != nil {
-		putChunk(chunk)
+		connio.PutChunk(chunk)
 	}
 	if err != nil {
 		s.side.dropBroken(be)

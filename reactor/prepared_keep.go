@@ -173,7 +173,7 @@ func (st *statement) reuseKept(n, i int, start time.Time) error {
 	s.countOut(len(answer))
 	s.countStatement(k.p.kind, false, start)
 	if polled {
-		w, err := s.drv.clientNP.tryWrite(answer)
+		w, err := s.drv.clientNP.TryWrite(answer)
 		if err != nil {
 			return quit(QuitClientNetwork, err)
 		}

@@ -270,7 +270,7 @@ func (st *statement) flushDecided(final, block bool) error {
 		return nil
 	}
 	if !block {
-		k, err := s.drv.clientNP.tryWrite(r.win.buf[:r.dec])
+		k, err := s.drv.clientNP.TryWrite(r.win.buf[:r.dec])
 		if k > 0 {
 			if p := s.stmts.pending; p != nil && p.capture {
 				p.captureAnswer(r.win.buf[:k])

@@ -2,6 +2,8 @@ package reactor
 
 import (
 	"github.com/cloudwego/netpoll"
+
+	"obgate/reactor/connio"
 )
 
 // respWindow holds the part of a server's answer that runRelay has
@@ -36,7 +38,7 @@ func newRespWindow(be *serverConn, view bool) respWindow {
 	if nc, ok := be.conn.(*npServerConn); ok && view && be.ob20 == nil && be.comp == nil && nc.enter() {
 		return respWindow{np: nc, in: nc.Connection.Reader()}
 	}
-	return respWindow{buf: getChunk(chunkSize)}
+	return respWindow{buf: connio.GetChunk(connio.ChunkSize)}
 }
 
 func (w *respWindow) close() {
@@ -44,7 +46,7 @@ func (w *respWindow) close() {
 		w.np.exit()
 		return
 	}
-	putChunk(w.buf)
+	connio.PutChunk(w.buf)
 }
 
 // fill waits for more of the answer: at least one more byte, and at least
@@ -83,18 +85,18 @@ func (w *respWindow) tryFill(pio pollIO, want int) (int, error) {
 }
 
 // grow makes a chunk hold at least want bytes, or shrinks one that grew
-// for a large packet back to chunkSize once it is full.
+// for a large packet back to connio.ChunkSize once it is full.
 func (w *respWindow) grow(want int) {
 	if want > len(w.buf) {
-		nb := getChunk(want)
+		nb := connio.GetChunk(want)
 		copy(nb, w.buf[:w.end])
-		putChunk(w.buf)
+		connio.PutChunk(w.buf)
 		w.buf = nb
-	} else if w.end == len(w.buf) && len(w.buf) > chunkSize {
+	} else if w.end == len(w.buf) && len(w.buf) > connio.ChunkSize {
 		// A large inspected packet has gone through; shrink back.
-		nb := getChunk(chunkSize)
+		nb := connio.GetChunk(connio.ChunkSize)
 		w.end = copy(nb, w.buf[:w.end])
-		putChunk(w.buf)
+		connio.PutChunk(w.buf)
 		w.buf = nb
 	}
 }
@@ -123,7 +125,7 @@ func (w *respWindow) view(n int) int {
 }
 
 // maxView bounds a view of a netpoll input buffer.
-const maxView = 4 * chunkSize
+const maxView = 4 * connio.ChunkSize
 
 // more extends a view, without waiting, over bytes that arrived after it
 // was taken, so that an answer the poller read in two pieces still goes

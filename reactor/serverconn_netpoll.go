@@ -9,7 +9,9 @@ import (
 
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
+
 	"obgate/internal/npbound"
+	"obgate/reactor/connio"
 )
 
 // npServerConn is a server connection on netpoll, in the same pollers as
@@ -131,7 +133,7 @@ func (c *npServerConn) inputArrived() {
 // drained), so nothing is reordered.
 //
 // With more, the kernel holds what it took until the next write
-// (writeNowMore).
+// (connio.WriteNowMore).
 func (c *npServerConn) tryWrite(p []byte, more bool) (int, error) {
 	if !c.enter() {
 		return 0, net.ErrClosed
@@ -144,9 +146,9 @@ func (c *npServerConn) tryWrite(p []byte, more bool) (int, error) {
 		p = p[:room]
 	}
 	if more {
-		return writeNowMore(c.fd, p)
+		return connio.WriteNowMore(c.fd, p)
 	}
-	return writeNow(c.fd, p)
+	return connio.WriteNow(c.fd, p)
 }
 
 // serverWriteRoom, when not zero, is how many bytes tryWrite lets a server
@@ -175,7 +177,7 @@ func (c *npServerConn) exit() {
 func (c *npServerConn) closeNetpoll() {
 	if c.busy.CompareAndSwap(npClosing, npClosing|npClosed) {
 		if c.rb.InInput() {
-			npTasks.run(nil, func() { _ = c.Connection.Close() })
+			connio.Tasks.Run(nil, func() { _ = c.Connection.Close() })
 			return
 		}
 		_ = c.Connection.Close()
@@ -206,7 +208,7 @@ func (c *npServerConn) Write(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.exit()
-	n, err := writeNow(c.fd, p)
+	n, err := connio.WriteNow(c.fd, p)
 	if err != nil || n == len(p) {
 		return n, err
 	}

@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // serverIO moves a logged-in server session's bytes: requests out,
@@ -73,7 +74,7 @@ type ob20ServerIO struct {
 }
 
 func newOB20ServerIO(conn net.Conn, fr *mysqlproto.OB20Framer, extra []byte, caps mysqlproto.OBCapability) *ob20ServerIO {
-	fr.SetReadBuffer(chunkSize, chunkPool{})
+	fr.SetReadBuffer(connio.ChunkSize, chunkPool{})
 	var flags mysqlproto.OB20Flags
 	if caps.Has(mysqlproto.OBCapProxyNewExtraInfo) {
 		flags = mysqlproto.OB20NewExtraInfo
@@ -177,8 +178,8 @@ func connBuffered(conn net.Conn) int {
 	return 0
 }
 
-// chunkPool lends framers the pooled response chunks (getChunk/putChunk).
+// chunkPool lends framers the pooled response chunks (connio.GetChunk/connio.PutChunk).
 type chunkPool struct{}
 
-func (chunkPool) Get(n int) []byte { return getChunk(n) }
-func (chunkPool) Put(b []byte)     { putChunk(b) }
+func (chunkPool) Get(n int) []byte { return connio.GetChunk(n) }
+func (chunkPool) Put(b []byte)     { connio.PutChunk(b) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 )
 
 // The statement path on the poller reads and writes server sessions
@@ -51,9 +52,9 @@ func (b *serverConn) pollIO() pollIO {
 // when nothing did (it is sent the usual way, framed again); else (raw)
 // the bytes still to go out exactly as they are: for OB 2.0 the rest of
 // the frames, in owned, a pooled chunk the caller gives back with
-// putChunk once they went out. With more, the next request to b follows at
+// connio.PutChunk once they went out. With more, the next request to b follows at
 // once (a client's COM_STMT_CLOSE with its next command behind it): the
-// kernel sends the two together (writeNowMore).
+// kernel sends the two together (connio.WriteNowMore).
 func (b *serverConn) tryRequest(p []byte, more bool) (rest, owned []byte, raw bool) {
 	np, ok := b.conn.(*npServerConn)
 	if !ok {
@@ -68,22 +69,22 @@ func (b *serverConn) tryRequest(p []byte, more bool) (rest, owned []byte, raw bo
 		return p[k:], nil, k > 0
 	}
 	fr := sio.fr
-	buf := getChunk(fr.FramesLen(p, sio.extra))
+	buf := connio.GetChunk(fr.FramesLen(p, sio.extra))
 	fr.BeginRequest()
 	enc, err := fr.AppendFrames(buf[:0], p, sio.extra, sio.flags|mysqlproto.OB20LastPacket)
 	if err != nil || len(enc) > len(buf) {
-		putChunk(buf)
+		connio.PutChunk(buf)
 		return p, nil, false // framed again, and refused, the usual way
 	}
 	k, _ := np.tryWrite(enc, more)
 	switch {
 	case k == len(enc):
-		putChunk(buf)
+		connio.PutChunk(buf)
 		return nil, nil, false
 	case k == 0:
 		// Nothing went out: the usual way frames it again, under the
 		// next request id.
-		putChunk(buf)
+		connio.PutChunk(buf)
 		return p, nil, false
 	}
 	return enc[k:], buf, true

@@ -12,6 +12,7 @@ import (
 	"obgate/config"
 	"obgate/internal/topology"
 	"obgate/mysqlproto"
+	"obgate/reactor/connio"
 	"obgate/route"
 )
 
@@ -93,9 +94,9 @@ type lifecycle struct {
 
 // clientConn is the session's client connection.
 type clientConn struct {
-	client       clientIO                // the transport the command loop reads and writes (owned)
-	netClient    *netClientIO            // set when client is a netClientIO, to free its buffer
-	ob20Client   *ob20ClientIO           // set when the client speaks OB 2.0, to free its buffer
+	client       connio.ClientIO         // the transport the command loop reads and writes (owned)
+	netClient    *connio.NetClient       // set when client is a connio.NetClient, to free its buffer
+	ob20Client   *connio.OB20Client      // set when the client speaks OB 2.0, to free its buffer
 	rawConn      net.Conn                // the accepted connection, until the transport takes it over
 	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
 	replySeq     uint8                   // sequence id of the next packet to the client
@@ -322,7 +323,7 @@ func (s *Session) sayShutdown() {
 		return
 	}
 	if d := &s.drv; d.hooked.Load() {
-		_, _ = d.clientNP.tryWrite(shutdownGoodbye)
+		_, _ = d.clientNP.TryWrite(shutdownGoodbye)
 		return
 	}
 	if c := s.rawConn; c != nil && s.netClient != nil {
@@ -350,7 +351,7 @@ func (s *Session) interrupt() {
 func (d *driver) breakTransport() {
 	s := d.s
 	if d.hooked.Load() {
-		d.clientNP.shutdown()
+		d.clientNP.Shutdown()
 		d.kickPolled()
 		return
 	}

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
+
 	"obgate/config"
 	"obgate/internal/npbound"
+	"obgate/reactor/connio"
 )
 
 // serveTransport moves a logged-in session onto its command-phase
@@ -36,7 +38,7 @@ func (d *driver) serveTransport() {
 	if _, isTLS := s.rawConn.(*tls.Conn); isTLS {
 		name = "tls"
 	}
-	nc := newNetClientIO(s.rawConn, name)
+	nc := connio.NewNetClient(s.rawConn, name)
 	s.client, s.netClient = nc, nc
 	s.wrapClientOB20(s.id)
 	s.transportName.Store(s.client.Transport())
@@ -88,13 +90,13 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 		s.srv.poller.boundsUnavailable(s.srv, npbound.ErrLayout)
 	}
 	_ = tc.Close()
-	_ = conn.SetReadTimeout(clientReadTimeout)
-	_ = conn.SetWriteTimeout(clientWriteTimeout)
-	nc := &netpollClientIO{conn: conn, rb: rb}
+	_ = conn.SetReadTimeout(connio.ClientReadTimeout)
+	_ = conn.SetWriteTimeout(connio.ClientWriteTimeout)
+	nc := connio.NewNetpollClient(conn, rb)
 	s.client = nc
 	s.wrapClientOB20(s.id)
 	if rb != nil {
-		s.clientCloser.Store(&closerRef{&pollerSafeCloser{conn, rb}})
+		s.clientCloser.Store(&closerRef{connio.NewPollerSafeCloser(conn, rb)})
 	} else {
 		s.clientCloser.Store(&closerRef{conn})
 	}
@@ -178,7 +180,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 		// netpoll leaves closing a connection without OnRequest to its
 		// user; the session ends off the poller.
 		if d.hooked.Load() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-			npTasks.run(nil, s.closeTransport)
+			connio.Tasks.Run(nil, s.closeTransport)
 		}
 	}
 }
@@ -372,7 +374,7 @@ func newPollerSet(n int) (*pollerSet, error) {
 		if err == nil {
 			// Callbacks run on obgate's pool: gopool keeps no idle workers
 			// and its task wrapper allocates per request.
-			netpoll.SetRunner(npTasks.run)
+			netpoll.SetRunner(connio.Tasks.Run)
 		}
 	})
 	if err != nil {
@@ -397,6 +399,6 @@ func (p *pollerSet) close() {}
 const (
 	serverInputHigh = 1 << 20
 	serverInputLow  = 256 << 10
-	clientInputHigh = 4 * chunkSize
-	clientInputLow  = chunkSize
+	clientInputHigh = 4 * connio.ChunkSize
+	clientInputLow  = connio.ChunkSize
 )

@@ -13,7 +13,7 @@ import (
 func LeakOptions(extra ...goleak.Option) []goleak.Option {
 	return append([]goleak.Option{
 		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
-		goleak.IgnoreTopFunction("obgate/reactor.(*taskPool).work"),
+		goleak.IgnoreTopFunction("obgate/reactor/connio.(*TaskPool).work"),
 	}, extra...)
 }
 

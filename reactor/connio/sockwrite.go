@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"syscall"
@@ -12,7 +12,7 @@ import (
 // connection: the caller gets EPIPE instead.
 const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 
-// writeNow writes p to the socket fd as far as the kernel takes it now
+// WriteNow writes p to the socket fd as far as the kernel takes it now
 // and returns how much it took; a full socket buffer is 0 bytes and no
 // error. Any goroutine that owns fd's writes, the poller included.
 //
@@ -24,12 +24,12 @@ const sendFlags = unix.MSG_DONTWAIT | unix.MSG_NOSIGNAL
 // pair of unix.Write); netpoll's own sends and reads skip it the same
 // way. Every descriptor it is given is a socket (clients and servers
 // are TCP or unix-domain connections).
-func writeNow(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags) }
+func WriteNow(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags) }
 
-// writeNowMore is writeNow for bytes that the next write to fd follows at
+// WriteNowMore is WriteNow for bytes that the next write to fd follows at
 // once: MSG_MORE has the kernel hold them (at most 200 ms) and send them
 // with that write, in one segment and one wake-up of the peer.
-func writeNowMore(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags|unix.MSG_MORE) }
+func WriteNowMore(fd int, p []byte) (int, error) { return sendNow(fd, p, sendFlags|unix.MSG_MORE) }
 
 func sendNow(fd int, p []byte, flags uintptr) (int, error) {
 	if len(p) == 0 {

@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"net"
@@ -24,13 +24,13 @@ func keepAlive(idle, intvl, cnt int64) net.KeepAliveConfig {
 	}
 }
 
-// serverDialer returns the dialer of server connections: keepalive as the
+// ServerDialer returns the dialer of server connections: keepalive as the
 // server_tcp_keep* items say and, when server_tcp_user_timeout is set,
 // TCP_USER_TIMEOUT set on the socket before it connects, so unacknowledged
 // data to a server that vanished without a reset fails the connection
 // within that many seconds instead of the kernel's retransmission
 // schedule (about 15 minutes).
-func serverDialer(cfg *config.Config, timeout time.Duration) net.Dialer {
+func ServerDialer(cfg *config.Config, timeout time.Duration) net.Dialer {
 	d := net.Dialer{Timeout: timeout, KeepAliveConfig: keepAlive(cfg.ServerTCPKeepIdle, cfg.ServerTCPKeepIntvl, cfg.ServerTCPKeepCnt)}
 	if secs := cfg.ServerTCPUserTimeout; secs > 0 {
 		d.Control = func(_, _ string, rc syscall.RawConn) error {
@@ -40,10 +40,10 @@ func serverDialer(cfg *config.Config, timeout time.Duration) net.Dialer {
 	return d
 }
 
-// tuneClientConn applies the client_tcp_* items to an accepted client
+// TuneClientConn applies the client_tcp_* items to an accepted client
 // connection. Failures are ignored: the options are tuning, and a socket
 // that refuses them still works.
-func tuneClientConn(tc *net.TCPConn, cfg *config.Config) {
+func TuneClientConn(tc *net.TCPConn, cfg *config.Config) {
 	_ = tc.SetKeepAliveConfig(keepAlive(cfg.ClientTCPKeepIdle, cfg.ClientTCPKeepIntvl, cfg.ClientTCPKeepCnt))
 	if secs := cfg.ClientTCPUserTimeout; secs > 0 {
 		if rc, err := tc.SyscallConn(); err == nil {

@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"sync"
@@ -8,10 +8,10 @@ import (
 // TestTaskPoolReusesWorkers: tasks handed over one after another run on
 // the parked worker, not on new goroutines, and run never blocks.
 func TestTaskPoolReusesWorkers(t *testing.T) {
-	p := newTaskPool(4)
+	p := NewTaskPool(4)
 	done := make(chan struct{})
 	for range 1000 {
-		p.run(nil, func() { done <- struct{}{} })
+		p.Run(nil, func() { done <- struct{}{} })
 		<-done
 	}
 	// The first task starts a worker; later ones find it parked, unless
@@ -24,12 +24,12 @@ func TestTaskPoolReusesWorkers(t *testing.T) {
 // TestTaskPoolNeverBlocks: more tasks at once than idle workers each get
 // a goroutine; the idle set stays within maxIdle afterwards.
 func TestTaskPoolNeverBlocks(t *testing.T) {
-	p := newTaskPool(2)
+	p := NewTaskPool(2)
 	var wg sync.WaitGroup
 	release := make(chan struct{})
 	wg.Add(50)
 	for range 50 {
-		p.run(nil, func() { wg.Done(); <-release })
+		p.Run(nil, func() { wg.Done(); <-release })
 	}
 	wg.Wait() // all 50 run at once: none waited for a worker
 	close(release)

@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestWriteNowSocket: writeNow sends to a socket, reports a full socket
+// TestWriteNowSocket: WriteNow sends to a socket, reports a full socket
 // buffer as 0 bytes without error even on a blocking descriptor, and a
 // peer that is gone as EPIPE (without SIGPIPE, which would end the test
 // binary).
@@ -21,21 +21,21 @@ func TestWriteNowSocket(t *testing.T) {
 	a, b := fds[0], fds[1]
 	defer unix.Close(a)
 	msg := []byte("a statement's answer")
-	if n, err := writeNow(a, msg); n != len(msg) || err != nil {
-		t.Fatalf("writeNow = %d, %v; want %d, nil", n, err, len(msg))
+	if n, err := WriteNow(a, msg); n != len(msg) || err != nil {
+		t.Fatalf("WriteNow = %d, %v; want %d, nil", n, err, len(msg))
 	}
 	got := make([]byte, 64)
 	if n, err := unix.Read(b, got); err != nil || !bytes.Equal(got[:n], msg) {
 		t.Fatalf("peer read %q, %v", got[:n], err)
 	}
-	if n, err := writeNow(a, nil); n != 0 || err != nil {
-		t.Fatalf("writeNow(nil) = %d, %v", n, err)
+	if n, err := WriteNow(a, nil); n != 0 || err != nil {
+		t.Fatalf("WriteNow(nil) = %d, %v", n, err)
 	}
 	// a is blocking: fill its buffer, then one more write must not wait.
 	big := make([]byte, 1<<20)
 	total := 0
 	for {
-		n, err := writeNow(a, big)
+		n, err := WriteNow(a, big)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,12 +48,12 @@ func TestWriteNowSocket(t *testing.T) {
 		}
 	}
 	unix.Close(b)
-	if _, err := writeNow(a, msg); !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
-		t.Fatalf("writeNow to a closed peer: %v, want EPIPE", err)
+	if _, err := WriteNow(a, msg); !errors.Is(err, unix.EPIPE) && !errors.Is(err, unix.ECONNRESET) {
+		t.Fatalf("WriteNow to a closed peer: %v, want EPIPE", err)
 	}
 }
 
-// TestWriteNowMoreJoinsTheNextWrite: bytes written with writeNowMore go out
+// TestWriteNowMoreJoinsTheNextWrite: bytes written with WriteNowMore go out
 // with the next write, in one TCP segment; two plain writes are two. The
 // kernel sends held bytes after 200 ms by itself, so a try that was
 // descheduled that long between the two writes is made again.
@@ -92,7 +92,7 @@ func TestWriteNowMoreJoinsTheNextWrite(t *testing.T) {
 			if _, werr = first(int(fd), []byte("close\n")); werr != nil {
 				return
 			}
-			if _, werr = writeNow(int(fd), []byte("prepare\n")); werr != nil {
+			if _, werr = WriteNow(int(fd), []byte("prepare\n")); werr != nil {
 				return
 			}
 			if info, werr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); werr == nil {
@@ -118,15 +118,15 @@ func TestWriteNowMoreJoinsTheNextWrite(t *testing.T) {
 		}
 		return after - before
 	}
-	if n := segments(writeNow); n != 2 {
+	if n := segments(WriteNow); n != 2 {
 		t.Fatalf("two plain writes took %d segments, want 2", n)
 	}
 	for try := range 3 {
-		n := segments(writeNowMore)
+		n := segments(WriteNowMore)
 		if n == 1 {
 			return
 		}
-		t.Logf("try %d: writeNowMore and the next write took %d segments", try, n)
+		t.Logf("try %d: WriteNowMore and the next write took %d segments", try, n)
 	}
-	t.Error("writeNowMore's bytes never went out with the next write")
+	t.Error("WriteNowMore's bytes never went out with the next write")
 }

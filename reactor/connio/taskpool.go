@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// taskPool runs netpoll's callbacks (its runner) on reused goroutines. A
+// TaskPool runs netpoll's callbacks (its runner) on reused goroutines. A
 // task goes to a worker that is parked waiting for one, or, when none is,
 // to a new goroutine, so the poller that hands it over never waits: a
 // bounded pool that blocked when full could stall every connection of the
@@ -19,7 +19,7 @@ import (
 // A task must not panic: netpoll's tasks re-raise what the callback
 // raised, and obgate's callbacks contain their panics (containPanic); a
 // worker that gets a panic through anyway recovers it, and ends.
-type taskPool struct {
+type TaskPool struct {
 	handoff chan func()
 	idle    atomic.Int32
 	maxIdle int32
@@ -28,19 +28,19 @@ type taskPool struct {
 	spawned atomic.Uint64
 }
 
-func newTaskPool(maxIdle int) *taskPool {
-	return &taskPool{handoff: make(chan func()), maxIdle: int32(maxIdle)}
+func NewTaskPool(maxIdle int) *TaskPool {
+	return &TaskPool{handoff: make(chan func()), maxIdle: int32(maxIdle)}
 }
 
-// npTasks is the process's netpoll runner (netpoll is configured once per
+// Tasks is the process's netpoll runner (netpoll is configured once per
 // process); it keeps two idle workers per CPU, at least four: enough for
 // the hand-overs of a busy poller, few enough that the goroutines a burst
 // leaves behind stay within what a leak check tolerates.
-var npTasks = newTaskPool(max(4, 2*runtime.GOMAXPROCS(0)))
+var Tasks = NewTaskPool(max(4, 2*runtime.GOMAXPROCS(0)))
 
-// run hands f to an idle worker or starts one; it never blocks. It has
+// Run hands f to an idle worker or starts one; it never blocks. It has
 // netpoll's runner signature; the context is not used.
-func (p *taskPool) run(_ context.Context, f func()) {
+func (p *TaskPool) Run(_ context.Context, f func()) {
 	select {
 	case p.handoff <- f:
 	default:
@@ -49,7 +49,7 @@ func (p *taskPool) run(_ context.Context, f func()) {
 	}
 }
 
-func (p *taskPool) work(f func()) {
+func (p *TaskPool) work(f func()) {
 	defer func() { _ = recover() }()
 	for {
 		f()

@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func TestTCPUserTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := serverDialer(cfg, time.Second)
+		d := ServerDialer(cfg, time.Second)
 		out, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +62,7 @@ func TestTCPUserTimeouts(t *testing.T) {
 			t.Errorf("server_tcp_user_timeout=%d: socket has TCP_USER_TIMEOUT %d ms", secs, got)
 		}
 		in := <-accepted
-		tuneClientConn(in.(*net.TCPConn), cfg)
+		TuneClientConn(in.(*net.TCPConn), cfg)
 		if got := userTimeoutMillis(t, in); got != int(secs+1)*1000 {
 			t.Errorf("client_tcp_user_timeout=%d: socket has TCP_USER_TIMEOUT %d ms", secs+1, got)
 		}

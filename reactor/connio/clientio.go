@@ -1,4 +1,4 @@
-package reactor
+package connio
 
 import (
 	"errors"
@@ -9,13 +9,13 @@ import (
 	"github.com/bytedance/gopkg/lang/mcache"
 )
 
-// clientIO is the client side of a session during the command phase. Only
+// ClientIO is the client side of a session during the command phase. Only
 // the goroutine running the session's current command calls its methods,
 // except Close, which any goroutine may call to interrupt it.
 //
 // Slices returned by Peek and Next are borrowed: they stay valid until
 // Release or the next call of any other method.
-type clientIO interface {
+type ClientIO interface {
 	// Peek returns the next n bytes without consuming them, waiting until
 	// they arrive.
 	Peek(n int) ([]byte, error)
@@ -39,18 +39,18 @@ type clientIO interface {
 	Transport() string
 }
 
-// clientReadTimeout bounds the wait for the rest of a packet once its first
+// ClientReadTimeout bounds the wait for the rest of a packet once its first
 // byte arrived (MySQL's net_read_timeout). Idle waits are not bounded.
-const clientReadTimeout = 30 * time.Second
+const ClientReadTimeout = 30 * time.Second
 
-// clientWriteTimeout bounds a write to a client that does not read (MySQL's
+// ClientWriteTimeout bounds a write to a client that does not read (MySQL's
 // net_write_timeout).
-const clientWriteTimeout = 60 * time.Second
+const ClientWriteTimeout = 60 * time.Second
 
-// netClientIO runs a session's command phase on a net.Conn (TLS clients,
+// NetClient runs a session's command phase on a net.Conn (TLS clients,
 // client_io_mode=net, tests). Its read buffer comes from the pool and grows
-// up to chunkSize; bigger packets are read by the caller in pieces.
-type netClientIO struct {
+// up to ChunkSize; bigger packets are read by the caller in pieces.
+type NetClient struct {
 	conn      net.Conn
 	buf       []byte // buf[r:w] holds unconsumed bytes
 	r, w      int
@@ -59,17 +59,17 @@ type netClientIO struct {
 	name      string
 }
 
-func newNetClientIO(conn net.Conn, name string) *netClientIO {
-	return &netClientIO{conn: conn, name: name, buf: mcache.Malloc(16 << 10)}
+func NewNetClient(conn net.Conn, name string) *NetClient {
+	return &NetClient{conn: conn, name: name, buf: mcache.Malloc(16 << 10)}
 }
 
 var errPeekTooLarge = errors.New("reactor: peek larger than the read buffer")
 
-func (c *netClientIO) fill(n int) error {
+func (c *NetClient) fill(n int) error {
 	if c.w-c.r >= n {
 		return nil
 	}
-	if n > chunkSize {
+	if n > ChunkSize {
 		return errPeekTooLarge
 	}
 	if n > len(c.buf)-c.r {
@@ -87,7 +87,7 @@ func (c *netClientIO) fill(n int) error {
 	waiting := c.w > c.r
 	for c.w-c.r < n {
 		if waiting {
-			_ = c.conn.SetReadDeadline(time.Now().Add(clientReadTimeout))
+			_ = c.conn.SetReadDeadline(time.Now().Add(ClientReadTimeout))
 		}
 		k, err := c.conn.Read(c.buf[c.w:])
 		c.w += k
@@ -110,14 +110,14 @@ func (c *netClientIO) fill(n int) error {
 	return nil
 }
 
-func (c *netClientIO) Peek(n int) ([]byte, error) {
+func (c *NetClient) Peek(n int) ([]byte, error) {
 	if err := c.fill(n); err != nil {
 		return nil, err
 	}
 	return c.buf[c.r : c.r+n], nil
 }
 
-func (c *netClientIO) Next(n int) ([]byte, error) {
+func (c *NetClient) Next(n int) ([]byte, error) {
 	p, err := c.Peek(n)
 	if err == nil {
 		c.r += n
@@ -125,25 +125,25 @@ func (c *netClientIO) Next(n int) ([]byte, error) {
 	return p, err
 }
 
-func (c *netClientIO) Release() {
+func (c *NetClient) Release() {
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	}
 }
 
-func (c *netClientIO) Buffered() int { return c.w - c.r }
+func (c *NetClient) Buffered() int { return c.w - c.r }
 
-func (c *netClientIO) Write(p []byte) error {
+func (c *NetClient) Write(p []byte) error {
 	c.out = append(c.out, p)
 	return nil
 }
 
-func (c *netClientIO) Flush() error {
+func (c *NetClient) Flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
 	c.outBacker = c.out[:0]
-	_ = c.conn.SetWriteDeadline(time.Now().Add(clientWriteTimeout))
+	_ = c.conn.SetWriteDeadline(time.Now().Add(ClientWriteTimeout))
 	_, err := c.out.WriteTo(c.conn)
 	for i := range c.outBacker[:cap(c.outBacker)] {
 		c.outBacker[:cap(c.outBacker)][i] = nil
@@ -152,14 +152,14 @@ func (c *netClientIO) Flush() error {
 	return err
 }
 
-func (c *netClientIO) FlushMore() error { return c.Flush() }
+func (c *NetClient) FlushMore() error { return c.Flush() }
 
-func (c *netClientIO) Close() error { return c.conn.Close() }
+func (c *NetClient) Close() error { return c.conn.Close() }
 
-func (c *netClientIO) Transport() string { return c.name }
+func (c *NetClient) Transport() string { return c.name }
 
-// free returns the read buffer; called once when the session is torn down.
-func (c *netClientIO) free() {
+// Free returns the read buffer; called once when the session is torn down.
+func (c *NetClient) Free() {
 	if c.buf != nil {
 		mcache.Free(c.buf)
 		c.buf = nil
