@@ -28,8 +28,22 @@
 //	commands      the command table: per COM_ code what obgate does with
 //	              it beyond relaying (commands.go)
 //
-// Nothing outside the two serverSide types asks which mode a session is
-// in. Which outcome may be resent, what an ERR says of a location and what
+// Below reactor, in packages of their own that know no session type:
+//
+//	connio        the client transports (net, netpoll, OB 2.0 framing),
+//	              pooled answer buffers, the task pool, socket helpers
+//	sessvars      OceanBase mode's session variables and what each server
+//	              session has of them
+//	handover      a handed-over session's state, its encoding and link
+//	admission     logins in progress and failed administrator logins
+//	sessionid     client session id layouts
+//
+// The routing mode is asked in the two serverSide types and, so far, in
+// a few places besides: the hand-over (handover.go: which state a mode
+// hands over and how it adopts one), the diagnosis line's OceanBase
+// fields (diag.go), the server-level choices made once at start (the
+// greeting's look, the detect targets, the id layout) and the login's
+// choice of side (handshake.go). Which outcome may be resent, what an ERR says of a location and what
 // counts against a server are decided by route and health (their
 // outcome.go); a statement reports its outcome and obeys.
 //
