@@ -39,15 +39,15 @@
 //	sessionid     client session id layouts
 //
 // The routing mode is asked in the two serverSide types and, so far, in a
-// few places besides: the hand-over (handover.go: which state a mode hands
-// over and how it adopts one), the diagnosis line's OceanBase fields
-// (diag.go), ROLLBACK AND CHAIN of a broken transaction, which only
-// OceanBase mode answers itself (txnbroken.go), the server-level choices
-// made once at start (the greeting's look, the detect targets, the id
-// layout) and the login's choice of side (handshake.go). Which outcome may
-// be resent, what an ERR says of a location and what counts against a
-// server are decided by route and health (their outcome.go); a statement
-// reports its outcome and obeys.
+// few places besides: the diagnosis line's OceanBase fields (diag.go),
+// ROLLBACK AND CHAIN of a broken transaction, which only OceanBase mode
+// answers itself (txnbroken.go), and the server-level choices: the side a
+// login gets (handshake.go), the shape of a session the process adopts in
+// a hot upgrade (handover.go; the records themselves are the sides',
+// ob_handover.go and mysql_handover.go), the greeting's look, the detect
+// targets and the id layout. Which outcome may be resent, what an ERR says
+// of a location and what counts against a server are decided by route and
+// health (their outcome.go); a statement reports its outcome and obeys.
 //
 // # Goroutines and callbacks
 //

@@ -10,7 +10,6 @@ import (
 	"obgate/mysqlproto"
 	"obgate/reactor/connio"
 	"obgate/reactor/handover"
-	"obgate/reactor/sessvars"
 	"obgate/route"
 )
 
@@ -102,23 +101,7 @@ func (s *Session) handoverReady() bool {
 		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.Bound() == nil || s.drv.clientNP.Buffered() != 0 {
 		return false
 	}
-	if o := s.ob; o != nil {
-		if o.cluster == nil || o.pinned || o.trxSpecified || o.heldBegin != nil || o.serverInTrans() {
-			return false
-		}
-		for _, p := range s.stmts.byID {
-			if p.home != nil {
-				return false
-			}
-		}
-		return true
-	}
-	be := s.backend
-	if be == nil || be.serverLost() || be.tls || be.comp != nil || be.ob20 != nil || s.my.move.closedOnPurpose.Load() {
-		return false
-	}
-	np, ok := be.conn.(*npServerConn)
-	return ok && np.buffered() == 0
+	return s.side.handoverReady()
 }
 
 // handOverAtIdle is afterCommand's look at a pending hand-over, where
@@ -202,24 +185,17 @@ func (s *Session) sendTo(link *handover.Link) error {
 	if !client.Bound().Freeze() {
 		return errHandoverNotNow
 	}
-	fds := []int{client.Bound().FD()}
-	thaw := client.Bound().Thaw
-	idle := client.Buffered() == 0 && client.Conn().IsActive()
-	if s.my != nil {
-		be := s.backend
-		server := be.conn.(*npServerConn)
-		if !server.rb.Freeze() {
-			client.Bound().Thaw()
-			return errHandoverNotNow
-		}
-		thaw = func() {
-			server.rb.Thaw()
-			client.Bound().Thaw()
-		}
-		fds = append(fds, server.fd)
-		idle = idle && server.buffered() == 0 && server.IsActive() && !be.serverLost()
+	serverFDs, thawServers, ok := s.side.handoverFreeze()
+	if !ok {
+		client.Bound().Thaw()
+		return errHandoverNotNow
 	}
-	if !idle {
+	fds := append([]int{client.Bound().FD()}, serverFDs...)
+	thaw := func() {
+		thawServers()
+		client.Bound().Thaw()
+	}
+	if idle := client.Buffered() == 0 && client.Conn().IsActive(); !idle {
 		thaw()
 		return errHandoverNotNow
 	}
@@ -261,7 +237,7 @@ func (s *Session) handoverState() *handover.State {
 	user, db := s.user, s.db
 	s.mu.Unlock()
 	h := &handover.State{
-		Mode: handover.ModeMySQL, SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
+		SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
 		User: user, DB: db, ConnectedAt: s.connectedAt.UnixNano(), LastActive: s.lastActive.Load(),
 		TransCount: s.transCount.Load(), StmtCount: s.stmtCount.Load(),
 		BytesIn: uint64(s.bytesIn), BytesOut: uint64(s.bytesOut), StmtLast: s.stmts.last,
@@ -271,23 +247,7 @@ func (s *Session) handoverState() *handover.State {
 		h.Stmts = append(h.Stmts, handover.Stmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
 			Types: p.types, Home: p.home != nil && p.home == be})
 	}
-	if o := s.ob; o != nil {
-		h.Mode = handover.ModeOB
-		h.OB = o.handoverState()
-		return h
-	}
-	sv := handover.Server{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
-	for client, st := range be.stmts {
-		if _, open := s.stmts.byID[client]; !open {
-			continue // a kept statement (prepared_keep.go): the new process does not reuse it
-		}
-		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.id, Bound: st.bound})
-	}
-	h.Servers = []handover.Server{sv}
-	if mv := &s.my.move; mv.stage1 != nil && mv.resp != nil {
-		h.Move = &handover.Move{Scramble: mv.scramble, Login: mv.resp.Append(nil), Stage1: mv.stage1,
-			Caps: uint64(mv.caps), Stateful: mv.stateful}
-	}
+	s.side.handoverRecord(h)
 	return h
 }
 
@@ -309,6 +269,8 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	if err != nil {
 		return err
 	}
+	// What a session of this process's routing mode brings: the one
+	// choice here made by mode; the records are the sides' (adoptRecord).
 	cfg := srv.cfg.Load()
 	wantMode, servers := byte(handover.ModeMySQL), 1
 	if cfg.ServerRoutingMode != "mysql" {
@@ -321,17 +283,8 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 		return fmt.Errorf("a session of another routing mode (%q); this process runs %s", h.Mode, cfg.ServerRoutingMode)
 	case len(h.Servers) != servers || len(fds) != 1+servers:
 		return fmt.Errorf("%d server sessions and %d descriptors; want %d and %d", len(h.Servers), len(fds), servers, 1+servers)
-	case h.Mode == handover.ModeOB && h.OB == nil:
-		return errors.New("an OceanBase-mode session without its login")
-	case h.Mode == handover.ModeOB && srv.clusters == nil:
-		return errors.New("no cluster is served here")
 	case srv.poller == nil || !srv.poller.serverConns:
 		return errors.New("this process does not run sessions on netpoll")
-	}
-	if h.Mode == handover.ModeOB {
-		if _, ok := srv.clusters.Get(h.OB.Cluster); !ok {
-			return fmt.Errorf("cluster %q is not served here", h.OB.Cluster)
-		}
 	}
 	ctc, err := tcpFromFile(files[0])
 	if err != nil {
@@ -375,23 +328,10 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	s.stmtCount.Store(h.StmtCount)
 	s.bytesIn, s.bytesOut = int64(h.BytesIn), int64(h.BytesOut)
 
-	var be *serverConn
-	if np != nil {
-		sv := h.Servers[0]
-		be = &serverConn{conn: np, sock: np, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
-		be.lastUsed.Store(sv.LastUsed)
-		be.health = srv.health.Entry("", sv.Addr)
-		for _, m := range sv.Stmts {
-			be.stmtSet(m.Client, m.Server)
-			if m.Bound {
-				be.stmtBound(m.Client)
-			}
-		}
-		srv.servers.add(be, s)
-		s.sharedBackend.Store(be)
-		s.backend = be
-		s.backendAddr, s.backendID = be.addr, be.threadID
-	}
+	// The mode's records: mysql mode's server session (np) and move
+	// login, OceanBase mode's login and variables.
+	err = s.side.adoptRecord(h, np)
+	be := s.backend
 	s.stmts.last = h.StmtLast
 	for _, st := range h.Stmts {
 		p := &prepared{sql: st.SQL, params: st.Params, columns: st.Columns, types: st.Types}
@@ -404,14 +344,6 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 			s.stmts.byID = make(map[uint32]*prepared)
 		}
 		s.stmts.byID[st.ID] = p
-	}
-	if s.ob != nil {
-		err = s.ob.adoptOB(h.OB)
-	} else if mv := h.Move; mv != nil {
-		if resp, perr := mysqlproto.ParseHandshakeResponse(mv.Login); perr == nil {
-			s.my.move.scramble, s.my.move.resp, s.my.move.stage1 = mv.Scramble, resp, mv.Stage1
-			s.my.move.caps, s.my.move.stateful = mysqlproto.Capability(mv.Caps), mv.Stateful
-		}
 	}
 	s.side.commandDone() // publishes what the server watch reads
 	s.loggedIn.Store(true)
@@ -453,70 +385,4 @@ func tcpFromFile(f *os.File) (*net.TCPConn, error) {
 		return nil, errors.New("not a TCP socket")
 	}
 	return tc, nil
-}
-
-// handoverState is the OceanBase-mode part of the session's state; the
-// session's owner calls it.
-func (o *obSession) handoverState() *handover.OB {
-	s := o.s
-	v := &o.vars
-	multiStmt, multiStmtSet := v.MultiStatements()
-	h := &handover.OB{
-		Cluster: s.identity.Cluster, Tenant: o.tenant, IdentityUser: s.identity.User, ClusterID: s.identity.ClusterID,
-		Login: o.clientLogin.Append(nil), Scramble: o.scramble, DB: v.DB(),
-		MultiStmtSet: multiStmtSet, MultiStmt: multiStmt,
-	}
-	for _, e := range v.Sys() {
-		h.Sys = append(h.Sys, handover.Var{Name: e.Name, Value: e.Value})
-	}
-	for _, e := range v.User() {
-		h.User = append(h.User, handover.Var{Name: e.Name, Value: e.Value})
-	}
-	for i := range sessvars.NumHot {
-		if value, set := v.Hot(i); set {
-			h.Hot = append(h.Hot, handover.Hot{Index: uint8(i), Value: value})
-		}
-	}
-	return h
-}
-
-// adoptOB gives an adopted OceanBase-mode session its login and
-// variables; its server sessions are opened when its statements need
-// them.
-func (o *obSession) adoptOB(h *handover.OB) error {
-	s := o.s
-	cluster, ok := s.srv.clusters.Get(h.Cluster)
-	if !ok {
-		return fmt.Errorf("cluster %q is not served here", h.Cluster)
-	}
-	login, err := mysqlproto.ParseHandshakeResponse(h.Login)
-	if err != nil {
-		return fmt.Errorf("the client's login: %w", err)
-	}
-	s.identity = route.Identity{User: h.IdentityUser, Tenant: h.Tenant, Cluster: h.Cluster, ClusterID: h.ClusterID}
-	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, h.Tenant, login, h.Scramble
-	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
-	o.feedback = o.onFeedback
-	s.tmCluster, s.tmTenant, s.tm = h.Cluster, h.Tenant, nil
-	if h.DB != "" {
-		o.vars.SetDB(h.DB)
-	}
-	for _, e := range h.Sys {
-		o.vars.SetSys([]byte(e.Name), []byte(e.Value))
-	}
-	for _, e := range h.User {
-		o.vars.SetUser(e.Name, e.Value)
-	}
-	for _, hv := range h.Hot {
-		if int(hv.Index) >= len(sessvars.HotNames) {
-			return fmt.Errorf("hot variable %d is not known here", hv.Index)
-		}
-		o.vars.SetSys([]byte(sessvars.HotNames[hv.Index]), []byte(hv.Value))
-	}
-	if h.MultiStmtSet {
-		o.vars.SetMultiStatements(h.MultiStmt)
-	}
-	o.updateWaitTimeout()
-	o.publishOB()
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/handover"
 	"obgate/route"
 )
 
@@ -126,4 +127,21 @@ type serverSide interface {
 	// elsewhere; replacement returns the server session it goes to.
 	drop(be *serverConn)
 	replacement() (*serverConn, error)
+
+	// The hot upgrade's hand-over (handover.go), per mode; the session's
+	// owner calls them at an idle point.
+	//
+	// handoverReady reports whether the mode's part of the session may
+	// move now.
+	handoverReady() bool
+	// handoverFreeze stops reading the server connections that move with
+	// the client and returns their descriptors and how to read them
+	// again; ok is false when one cannot move now (nothing stays frozen).
+	handoverFreeze() (fds []int, thaw func(), ok bool)
+	// handoverRecord adds the mode's records (and Mode) to h.
+	handoverRecord(h *handover.State)
+	// adoptRecord gives a session being adopted the mode's records of h;
+	// server is the handed-over server connection, nil when none came.
+	// The side owns server from then on, whatever it returns.
+	adoptRecord(h *handover.State, server *npServerConn) error
 }

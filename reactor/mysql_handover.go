@@ -1,0 +1,89 @@
+package reactor
+
+import (
+	"errors"
+
+	"obgate/mysqlproto"
+	"obgate/reactor/handover"
+)
+
+// mysql routing mode's part of a hot upgrade's hand-over (handover.go):
+// the server session moves with the client, descriptor and all, with what
+// obgate keeps to log the client in on another server.
+
+// handoverReady reports whether the server session can move: a plain
+// netpoll connection, alive, with nothing unread, not closed on purpose
+// by its server.
+func (m *mysqlSide) handoverReady() bool {
+	be := m.s.backend
+	if be == nil || be.serverLost() || be.tls || be.comp != nil || be.ob20 != nil || m.move.closedOnPurpose.Load() {
+		return false
+	}
+	np, ok := be.conn.(*npServerConn)
+	return ok && np.buffered() == 0
+}
+
+// handoverFreeze stops reading the server connection for the offer and
+// returns its descriptor; ok is false when it could not be frozen or had
+// bytes unread, or its server is gone (then nothing stays frozen).
+func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
+	be := m.s.backend
+	server := be.conn.(*npServerConn)
+	if !server.rb.Freeze() {
+		return nil, nil, false
+	}
+	if server.buffered() != 0 || !server.IsActive() || be.serverLost() {
+		server.rb.Thaw()
+		return nil, nil, false
+	}
+	return []int{server.fd}, server.rb.Thaw, true
+}
+
+// handoverRecord adds the server session, with the server's ids of the
+// client's open statements, and the move login.
+func (m *mysqlSide) handoverRecord(h *handover.State) {
+	s, be := m.s, m.s.backend
+	h.Mode = handover.ModeMySQL
+	sv := handover.Server{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
+	for client, st := range be.stmts {
+		if _, open := s.stmts.byID[client]; !open {
+			continue // a kept statement (prepared_keep.go): the new process does not reuse it
+		}
+		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.id, Bound: st.bound})
+	}
+	h.Servers = []handover.Server{sv}
+	if mv := &m.move; mv.stage1 != nil && mv.resp != nil {
+		h.Move = &handover.Move{Scramble: mv.scramble, Login: mv.resp.Append(nil), Stage1: mv.stage1,
+			Caps: uint64(mv.caps), Stateful: mv.stateful}
+	}
+}
+
+// adoptRecord makes server, the handed-over server connection, the
+// session's server session, and keeps the move login when it reads.
+func (m *mysqlSide) adoptRecord(h *handover.State, server *npServerConn) error {
+	if server == nil || len(h.Servers) != 1 {
+		return errors.New("a mysql-mode session comes with its one server session")
+	}
+	s := m.s
+	sv := h.Servers[0]
+	be := &serverConn{conn: server, sock: server, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
+	be.lastUsed.Store(sv.LastUsed)
+	be.health = s.srv.health.Entry("", sv.Addr)
+	for _, st := range sv.Stmts {
+		be.stmtSet(st.Client, st.Server)
+		if st.Bound {
+			be.stmtBound(st.Client)
+		}
+	}
+	s.srv.servers.add(be, s)
+	s.sharedBackend.Store(be)
+	s.backend = be
+	s.backendAddr, s.backendID = be.addr, be.threadID
+	if mv := h.Move; mv != nil {
+		if resp, err := mysqlproto.ParseHandshakeResponse(mv.Login); err == nil {
+			m.move.scramble, m.move.resp, m.move.stage1 = mv.Scramble, resp, mv.Stage1
+			m.move.caps, m.move.stateful = mysqlproto.Capability(mv.Caps), mv.Stateful
+		}
+	}
+	return nil
+}
