@@ -10,6 +10,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,8 +112,17 @@ var _ = time.Second
 // takes them for two servers.
 func tcpRelay(t *testing.T, target string) string {
 	t.Helper()
+	addr, _ := countingRelay(t, target)
+	return addr
+}
+
+// countingRelay is tcpRelay that also counts the connections made to it.
+func countingRelay(t *testing.T, target string) (string, *atomic.Int64) {
+	t.Helper()
 	var l fakeListener
+	accepted := new(atomic.Int64)
 	listenFake(t, &l, func(c net.Conn) {
+		accepted.Add(1)
 		s, err := net.Dial("tcp", target)
 		if err != nil {
 			return
@@ -123,5 +133,5 @@ func tcpRelay(t *testing.T, target string) string {
 		go func() { _, _ = io.Copy(c, s); done <- struct{}{} }()
 		<-done
 	})
-	return l.addr()
+	return l.addr(), accepted
 }
