@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
 	"obgate/internal/npbound"
+	"obgate/internal/testkit"
 )
 
 // TestNetpollLayout fails when a netpoll upgrade changed the internals
@@ -56,14 +58,14 @@ func TestServerConnBounded(t *testing.T) {
 			t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
 		}
 	}
-	waitUntil(t, hangLimitUnit, "reading paused with input left in TCP", func() bool {
+	testkit.Eventually(t, hangLimitUnit, func() bool {
 		tooMuch()
 		if !nc.rb.Paused() || pollsForInput(t, nc.fd) {
 			return false
 		}
 		queued, err := unix.IoctlGetInt(nc.fd, unix.SIOCINQ)
 		return err == nil && queued > 0
-	})
+	}, "reading paused with input left in TCP")
 	tooMuch()
 	p := make([]byte, 256<<10)
 	var n int
@@ -90,7 +92,7 @@ func TestServerConnCloseDuringRead(t *testing.T) {
 	}()
 	// Close once the Read is in progress (it counts in busy), so that
 	// Close takes the path that wakes a reader instead of closing at once.
-	waitUntil(t, hangLimitUnit, "the Read to begin", func() bool { return nc.busy.Load() == 1 })
+	testkit.Eventually(t, hangLimitUnit, func() bool { return nc.busy.Load() == 1 }, "the Read to begin")
 	_ = nc.Close()
 	select {
 	case err := <-errc:
