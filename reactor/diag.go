@@ -88,13 +88,9 @@ func (s *Session) diagSession() []slog.Attr {
 		slog.String("client_addr", s.clientAddr),
 		slog.String("user_name", user),
 	}
-	tenant, cluster := s.identity.Tenant, s.identity.Cluster
-	if o := s.ob; o != nil {
-		tenant = o.tenant
-		if o.cluster != nil {
-			cluster = o.cluster.Name()
-		}
-		attrs = append(attrs, slog.Uint64("proxy_session_id", o.proxySessID))
+	tenant, cluster, proxySessID, hasID := s.side.diagNames()
+	if hasID {
+		attrs = append(attrs, slog.Uint64("proxy_session_id", proxySessID))
 	}
 	attrs = append(attrs, slog.String("tenant_name", tenant), slog.String("cluster_name", cluster))
 	if addr != "" {

@@ -64,6 +64,15 @@ func (m *mysqlSide) explain([]byte) RouteExplanation {
 
 func (m *mysqlSide) txnBroke() {}
 
+// chainTxn is never called: mysql mode forwards a broken transaction's
+// ROLLBACK AND CHAIN to its server (query).
+func (m *mysqlSide) chainTxn() {}
+
+// diagNames: what the login name said.
+func (m *mysqlSide) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
+	return m.s.identity.Tenant, m.s.identity.Cluster, 0, false
+}
+
 // closesIdle: never; the client's connection is its server session.
 func (m *mysqlSide) closesIdle(*serverConn) bool { return false }
 

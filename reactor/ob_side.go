@@ -49,6 +49,20 @@ func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
 // txnBroke: a held BEGIN goes with the transaction.
 func (o *obSession) txnBroke() { o.heldBegin, o.begunWith = nil, nil }
 
+// chainTxn holds a BEGIN for the next statement, as after a client's
+// START TRANSACTION.
+func (o *obSession) chainTxn() { o.heldBegin = []byte("START TRANSACTION") }
+
+// diagNames: the tenant and cluster the login resolved, and the proxy
+// session id.
+func (o *obSession) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
+	cluster = o.s.identity.Cluster
+	if o.cluster != nil {
+		cluster = o.cluster.Name()
+	}
+	return o.tenant, cluster, o.proxySessID, true
+}
+
 func (o *obSession) closeAll() { o.closeServers() }
 
 // closesIdle: a server session other than the current one (its owner drops

@@ -57,6 +57,13 @@ type serverSide interface {
 	sendKill(k killStmt, stmt []byte, start time.Time) error
 	// txnBroke runs when the session enters the broken-transaction state.
 	txnBroke()
+	// chainTxn runs when obgate itself answered a ROLLBACK AND CHAIN of a
+	// broken transaction: a new transaction begins with the next
+	// statement.
+	chainTxn()
+	// diagNames are the tenant and cluster the diagnosis log names the
+	// session by and, in OceanBase mode, its proxy session id (hasID).
+	diagNames() (tenant, cluster string, proxySessID uint64, hasID bool)
 	// closeAll closes every server session (teardown).
 	closeAll()
 	// serverGone is told, on the server watch's goroutine, that a server

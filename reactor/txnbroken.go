@@ -96,8 +96,8 @@ func (st *statement) brokenTxnStatement(n int, f *route.Facts, start time.Time) 
 	switch {
 	case f.Txn == route.TxnRollback && !f.MultiStatement:
 		s.endBrokenTxn()
-		if f.Chain { // OceanBase mode; mysql mode forwards it (mysqlSide.query)
-			s.ob.heldBegin = []byte("START TRANSACTION")
+		if f.Chain { // only OceanBase mode answers it here; mysql mode forwards it (mysqlSide.query)
+			s.side.chainTxn()
 			s.status |= mysqlproto.StatusInTrans
 			s.inTrans.Store(true)
 		}
