@@ -38,16 +38,14 @@
 //	admission     logins in progress and failed administrator logins
 //	sessionid     client session id layouts
 //
-// The routing mode is asked in the two serverSide types and, so far, in a
-// few places besides: the diagnosis line's OceanBase fields (diag.go),
-// ROLLBACK AND CHAIN of a broken transaction, which only OceanBase mode
-// answers itself (txnbroken.go), and the server-level choices: the side a
-// login gets (handshake.go), the shape of a session the process adopts in
-// a hot upgrade (handover.go; the records themselves are the sides',
-// ob_handover.go and mysql_handover.go), the greeting's look, the detect
-// targets and the id layout. Which outcome may be resent, what an ERR says
-// of a location and what counts against a server are decided by route and
-// health (their outcome.go); a statement reports its outcome and obeys.
+// The routing mode is asked in the two serverSide types and otherwise only
+// in server-level choices: the side a login gets (handshake.go), the shape
+// of a session the process adopts in a hot upgrade (handover.go; the
+// records themselves are the sides', ob_handover.go and
+// mysql_handover.go), the greeting's look, the detect targets and the id
+// layout. Which outcome may be resent, what an ERR says of a location and
+// what counts against a server are decided by route and health (their
+// outcome.go); a statement reports its outcome and obeys.
 //
 // # Goroutines and callbacks
 //
