@@ -424,6 +424,14 @@ func TestOBPartitionLeaderMove(t *testing.T) {
 	if remoteAfter*1000 > after {
 		t.Errorf("%d of %d statements after the move ran remote, want at most 0.1%%", remoteAfter, after)
 	}
+	// A statement that ran remote came back with ob_proxy_partition_hit
+	// false, and obgate counted it as a miss.
+	if atSettled.Remote > atMove.Remote {
+		if missed, _ := metric(p, "odp_sql_request_total", "partitionHit", "false"); missed < 1 {
+			t.Errorf("%d statements ran remote while obgate learnt the move, yet odp_sql_request_total counts no partitionHit=\"false\"",
+				atSettled.Remote-atMove.Remote)
+		}
+	}
 }
 
 // TestOBWeakReadIDCAndForceReadonly checks LDC routing of weak reads: with

@@ -233,8 +233,8 @@ func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Ti
 			cost[costServer] = r.firstAt.Sub(r.sentAt)
 		}
 	}
-	missed := s.partitionMissed
-	s.partitionMissed = false
+	missed := s.st.partitionMissed
+	s.st.partitionMissed = false
 	tm.statement(kind, failed, missed, &cost)
 	s.srv.metrics.latency.Update(cost[costTotal].Seconds())
 }

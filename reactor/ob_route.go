@@ -114,7 +114,7 @@ func (o *obSession) onPartitionHit(value []byte) {
 	s := o.s
 	r := &o.route
 	hit := string(value) == "1" || strings.EqualFold(string(value), "true")
-	s.partitionMissed = !hit
+	s.st.partitionMissed = !hit
 	if r.singleLeader && !hit {
 		o.cluster.DropSingleLeader(o.tenant)
 	}

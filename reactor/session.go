@@ -53,9 +53,6 @@ type Session struct {
 	// tmCluster and tmTenant are the cluster and tenant of tm, set at an
 	// OceanBase-mode login.
 	tmCluster, tmTenant string
-	// partitionMissed says the server's ob_proxy_partition_hit feedback
-	// on the statement in progress was a miss (countStatement clears it).
-	partitionMissed bool
 
 	// side is what the session does per routing mode, made with the
 	// session (setSide); ob and my are side as its concrete type, for the

@@ -39,6 +39,9 @@ type statement struct {
 	// tried are the servers the statement failed on; the router puts
 	// them last.
 	tried []string
+	// partitionMissed says the server's ob_proxy_partition_hit feedback
+	// on the statement was a miss (countStatement reads and clears it).
+	partitionMissed bool
 	// txnBefore says a transaction was open on a server before the
 	// statement, routeBound that the router bound it to its last server;
 	// either forbids sending it elsewhere.
