@@ -3,9 +3,6 @@ package reactor
 import (
 	"errors"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +57,7 @@ func TestServerConnBounded(t *testing.T) {
 	}
 	testkit.Eventually(t, hangLimitUnit, func() bool {
 		tooMuch()
-		if !nc.rb.Paused() || pollsForInput(t, nc.fd) {
+		if !nc.rb.Paused() || testkit.EpollWatchesInput(t, nc.fd) {
 			return false
 		}
 		queued, err := unix.IoctlGetInt(nc.fd, unix.SIOCINQ)
@@ -140,31 +137,4 @@ func attachedPair(t *testing.T) (*npServerConn, net.Conn) {
 		t.Fatal(err)
 	}
 	return nc, b
-}
-
-// pollsForInput reports whether an epoll instance of this process watches
-// fd for input, as /proc/self/fdinfo lists each epoll descriptor's
-// targets ("tfd: <fd> events: <hex mask> ...").
-func pollsForInput(t *testing.T, fd int) bool {
-	t.Helper()
-	dir, err := os.ReadDir("/proc/self/fdinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range dir {
-		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
-		if err != nil {
-			continue // closed meanwhile
-		}
-		for line := range strings.Lines(string(info)) {
-			f := strings.Fields(line)
-			if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" || f[1] != strconv.Itoa(fd) {
-				continue
-			}
-			if ev, err := strconv.ParseUint(f[3], 16, 32); err == nil && ev&unix.EPOLLIN != 0 {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -5,21 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"obgate/internal/testkit"
+
 	"github.com/cloudwego/netpoll"
 	"golang.org/x/sys/unix"
 )
-
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // pendingFlush makes a bounded connection whose peer reads nothing
 // (small socket buffers), starts a Flush of out on it and returns once
@@ -47,12 +37,30 @@ func pendingFlush(t *testing.T, out []byte) (*Bound, netpoll.Connection, int, <-
 		}
 		flushed <- w.Flush()
 	}()
-	waitFor(t, "netpoll to wait for the socket to drain", func() bool {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		rb.mu.Lock()
 		defer rb.mu.Unlock()
 		return rb.writing
-	})
+	}, "netpoll to wait for the socket to drain")
 	return rb, conn, peer, flushed
+}
+
+// expectDelivered reads out from peer while the pending Flush completes;
+// a Flush that never does fails the test with why.
+func expectDelivered(t *testing.T, peer int, out []byte, flushed <-chan error, why string) {
+	t.Helper()
+	got := readAll(peer, len(out))
+	select {
+	case err := <-flushed:
+		if err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Flush never completed: " + why)
+	}
+	if b := <-got; !bytes.Equal(b, out) {
+		t.Fatalf("the peer got %d of %d bytes, or other bytes", len(b), len(out))
+	}
 }
 
 // TestPauseKeepsPendingWrite: a Flush the kernel could not take whole
@@ -78,36 +86,27 @@ func TestPauseKeepsPendingWrite(t *testing.T) {
 		_, err := unix.Write(peer, in)
 		sent <- err
 	}()
-	waitFor(t, "reads to pause", rb.Paused)
+	testkit.Eventually(t, 10*time.Second, rb.Paused, "reads to pause")
 
-	got := readAll(peer, len(out))
-	select {
-	case err := <-flushed:
-		if err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the Flush never completed: pausing reads dropped netpoll's write interest")
-	}
-	if b := <-got; !bytes.Equal(b, out) {
-		t.Fatalf("the peer got %d of %d bytes", len(b), len(out))
-	}
+	expectDelivered(t, peer, out, flushed, "pausing reads dropped netpoll's write interest")
 	// netpoll dropped its write interest once the output was sent; the
 	// reads it did not ask for must still be paused.
-	waitFor(t, "netpoll to drop write interest", func() bool {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		rb.mu.Lock()
 		defer rb.mu.Unlock()
 		return !rb.writing
-	})
-	time.Sleep(50 * time.Millisecond) // a poller that read again would have by now
-	if !rb.Paused() || conn.Reader().Len() > high+(1<<20) {
-		t.Fatalf("paused %v with %d bytes buffered after the write: netpoll's mask resumed reads", rb.Paused(), conn.Reader().Len())
+	}, "netpoll to drop write interest")
+	// What the kernel watches, not what the bound believes: a mask that
+	// asks for input would have the poller read on.
+	if !rb.Paused() || testkit.EpollWatchesInput(t, rb.FD()) || conn.Reader().Len() > high+(1<<20) {
+		t.Fatalf("paused %v, epoll watching input %v, %d bytes buffered after the write: netpoll's mask resumed reads",
+			rb.Paused(), testkit.EpollWatchesInput(t, rb.FD()), conn.Reader().Len())
 	}
 	// Consuming resumes reading, and everything the peer sent arrives.
 	r := conn.Reader()
 	for total := 0; total < len(in); {
 		rb.BeforeWait(1)
-		waitFor(t, "input", func() bool { return r.Len() > 0 })
+		testkit.Eventually(t, 10*time.Second, func() bool { return r.Len() > 0 }, "input")
 		n := r.Len()
 		if _, err := r.Next(n); err != nil {
 			t.Fatal(err)
@@ -118,6 +117,11 @@ func TestPauseKeepsPendingWrite(t *testing.T) {
 	}
 	if err := <-sent; err != nil {
 		t.Fatal(err)
+	}
+	// Reading again, the kernel watches the socket for input: the
+	// epoll check above looks at the right descriptor.
+	if !testkit.EpollWatchesInput(t, rb.FD()) {
+		t.Fatal("reads resumed, yet no epoll instance watches the socket for input")
 	}
 }
 
@@ -134,17 +138,6 @@ func TestFreezeKeepsPendingWrite(t *testing.T) {
 	if !rb.Freeze() {
 		t.Fatal("Freeze after Thaw failed")
 	}
-	got := readAll(peer, len(out))
-	select {
-	case err := <-flushed:
-		if err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the Flush never completed: Freeze or Thaw dropped netpoll's write interest")
-	}
-	if b := <-got; len(b) != len(out) {
-		t.Fatalf("the peer got %d of %d bytes", len(b), len(out))
-	}
+	expectDelivered(t, peer, out, flushed, "Freeze or Thaw dropped netpoll's write interest")
 	rb.Thaw()
 }
