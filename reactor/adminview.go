@@ -9,6 +9,7 @@ import (
 
 	"obgate/metrics"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 )
 
@@ -40,7 +41,7 @@ func (srv *Server) StatCounters() StatCounters {
 	st := StatCounters{
 		CurrentClients:      srv.clients.Load(),
 		TotalClients:        m.newClientOK.Get() + m.newClientFail.Get(),
-		CurrentServers:      srv.servers.total.Load(),
+		CurrentServers:      srv.servers.Total.Load(),
 		BrokenServers:       m.serverBreaks.Get() + m.serverChecksumFailures.Get(),
 		ClientRequestBytes:  m.bytesFromClient.Get(),
 		ClientResponseBytes: m.bytesToClient.Get(),
@@ -85,8 +86,8 @@ func (s *Session) SocketFD() int {
 // layers.
 func fdOf(c any) int {
 	switch v := c.(type) {
-	case *npServerConn:
-		return v.fd
+	case *backend.PolledConn:
+		return v.FD
 	case *connio.PollerSafeCloser:
 		return fdOf(v.Conn())
 	case *tls.Conn:
@@ -126,12 +127,10 @@ type NetConnInfo struct {
 // NetConnections lists the open client connections and server sessions:
 // clients by session id, each followed by its server sessions.
 func (srv *Server) NetConnections() []NetConnInfo {
-	owned := map[*Session][]*serverConn{}
-	srv.servers.addrs.Range(func(k, _ any) bool {
-		for _, be := range srv.servers.snapshot(k.(string)) {
-			if !be.closed.Load() {
-				owned[be.owner] = append(owned[be.owner], be)
-			}
+	owned := map[*Session][]*backend.Conn{}
+	srv.servers.Each(func(be *backend.Conn) bool {
+		if s, ok := be.Owner.(*Session); ok {
+			owned[s] = append(owned[s], be)
 		}
 		return true
 	})
@@ -155,10 +154,10 @@ func (srv *Server) NetConnections() []NetConnInfo {
 		}
 		out = append(out, c)
 		bes := owned[s]
-		sort.Slice(bes, func(i, j int) bool { return bes[i].threadID < bes[j].threadID })
+		sort.Slice(bes, func(i, j int) bool { return bes[i].ThreadID < bes[j].ThreadID })
 		for _, be := range bes {
-			sc := NetConnInfo{Server: true, ID: be.threadID, SessionID: s.id, FD: fdOf(be.conn), Remote: be.addr}
-			if la := be.conn.LocalAddr(); la != nil {
+			sc := NetConnInfo{Server: true, ID: be.ThreadID, SessionID: s.id, FD: fdOf(be.NetConn), Remote: be.Addr}
+			if la := be.NetConn.LocalAddr(); la != nil {
 				sc.Local = la.String()
 			}
 			out = append(out, sc)
@@ -186,20 +185,18 @@ func (srv *Server) KillServerSession(csID, ssID uint32) error {
 	if !ok {
 		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", csID)
 	}
-	var target *serverConn
-	srv.servers.addrs.Range(func(k, _ any) bool {
-		for _, be := range srv.servers.snapshot(k.(string)) {
-			if be.owner == s && be.threadID == ssID && !be.closed.Load() {
-				target = be
-				return false
-			}
+	var target *backend.Conn
+	srv.servers.Each(func(be *backend.Conn) bool {
+		if be.Owner == backend.Owner(s) && be.ThreadID == ssID {
+			target = be
+			return false
 		}
 		return true
 	})
 	if target == nil {
 		return mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", ssID)
 	}
-	target.close()
+	target.Close()
 	return nil
 }
 

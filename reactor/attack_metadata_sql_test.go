@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/sqltext"
 	"obgate/internal/testkit"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Client names in the SQL obgate runs as proxyro@sys (route/metasql.go).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -235,12 +236,12 @@ func (s *Session) timeoutFor(reason string) time.Duration {
 // diagServerLost writes a line for a server session that broke under a
 // client that goes on (flash-break): the client's next statement gets a
 // new one.
-func (s *Session) diagServerLost(be *serverConn, why error) {
+func (s *Session) diagServerLost(be *backend.Conn, why error) {
 	if !s.srv.diagOn() {
 		return
 	}
 	attrs := s.diagSession()
-	attrs = append(attrs, slog.String("lost_server_addr", be.addr), slog.Uint64("ss_id", uint64(be.threadID)),
+	attrs = append(attrs, slog.String("lost_server_addr", be.Addr), slog.Uint64("ss_id", uint64(be.ThreadID)),
 		slog.Bool("in_transaction", s.inTrans.Load()))
 	attrs = diagError(attrs, why)
 	s.srv.diagWrite("server_session_lost", traceServerVC, sideServer, attrs)

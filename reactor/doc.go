@@ -67,7 +67,7 @@
 //	                                        buffered command when the fast
 //	                                        path takes it (pollable), else
 //	                                        hand it to a goroutine
-//	server bytes arrived    onServerInput   relay what came of the answer
+//	server bytes arrived    ServerInput     relay what came of the answer
 //	                                        the command awaits (stepPolled);
 //	                                        at its end the bookkeeping, then
 //	                                        the next buffered command
@@ -101,7 +101,7 @@
 // one server session, OceanBase mode on the server session the router
 // picks from cached state when it is open and in step; OB 2.0 frames are
 // built into a pooled chunk and unframed from the connection's input
-// buffer (serverio_poll.go). Clients that speak OB 2.0 themselves, TLS
+// buffer (backend/io_poll.go). Clients that speak OB 2.0 themselves, TLS
 // clients, compressed server sessions and the admin session are served
 // on goroutines.
 //
@@ -129,7 +129,7 @@
 // net.
 //
 // Server connections follow their client's transport. With netpoll they
-// join the same pollers (npServerConn): the poller reads a server's answer
+// join the same pollers (backend.PolledConn): the poller reads a server's answer
 // into the connection's buffer, which the relay views (respWindow); a
 // goroutine waiting for it is woken by netpoll, the poller's own relay
 // step is called by the read hook. netpoll reads without limit, so obgate

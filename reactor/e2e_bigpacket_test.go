@@ -8,8 +8,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // packetSizes are the logical packet payload sizes around the 16 MiB

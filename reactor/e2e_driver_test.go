@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // typeRow is one row of the types table, as Go values.

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // More EXPLAIN ROUTE cases (admin/explain.go prints the router's account,

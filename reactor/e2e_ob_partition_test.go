@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // The partition-routing tests run obgate in front of a cluster whose

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestOBPLRoute: procedure p_touch updates table t1, whose leader is

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestOBPreparedReadOnHungNodeAnsweredBeforeClientTimeout: with obgate's

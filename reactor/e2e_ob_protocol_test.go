@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // obProtocols are obgate's ways of talking to servers: the OB 2.0 protocol

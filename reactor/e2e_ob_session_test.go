@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestOBSessionStateEverywhere logs in with both login-name forms, sets

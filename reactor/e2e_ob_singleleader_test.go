@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/tools/obsim"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestOBSingleLeaderNode: tenant test's only table has its leader on

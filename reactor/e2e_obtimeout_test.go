@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
 	"obgate/internal/testkit"
 	"obgate/mysqlproto"
 	"obgate/reactor"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestOBHungServerTimeout hangs the node a session uses: obgate waits for

@@ -56,6 +56,6 @@ func (ob *obSession) explain(stmt []byte) RouteExplanation {
 		out.Err = err
 		return out
 	}
-	out.Used = be.addr
+	out.Used = be.Addr
 	return out
 }

@@ -5,13 +5,14 @@ import (
 
 	"obgate/internal/npbound"
 	"obgate/reactor/admission"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/reactor/handover"
 )
 
 // PeekIdleAfter is peekIdleAfter, for tests that must let a server session
 // become idle long enough to be peeked at.
-const PeekIdleAfter = peekIdleAfter
+const PeekIdleAfter = backend.PeekIdleAfter
 
 // ReadBoundPauses counts the times netpoll connections stopped being read
 // because their input backlog reached its bound.
@@ -66,8 +67,8 @@ func PreparesReused() uint64 { return preparesReused.Load() }
 // most room bytes at once (-1: none; 0: as the kernel takes them), until
 // the test ends.
 func SetServerWriteRoom(tb interface{ Cleanup(func()) }, room int64) {
-	serverWriteRoom.Store(room)
-	tb.Cleanup(func() { serverWriteRoom.Store(0) })
+	backend.WriteRoom.Store(room)
+	tb.Cleanup(func() { backend.WriteRoom.Store(0) })
 }
 
 // SetStuckGrace sets how long Shutdown waits for the sessions it closed

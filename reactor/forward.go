@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // onTerminator learns from an OK, EOF or ERR that ended a result: the
@@ -52,10 +53,10 @@ func (m *mysqlSide) learnSessionState(raw []byte) {
 // (refusedWrite); otherwise the failure is what a server break before the
 // answer is (brokeBeforeAnswer), which the caller answers with
 // answerFailure.
-func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
+func (st *statement) sendRequest(be *backend.Conn, pkt []byte) error {
 	s := st.s
 	st.beforeRequest()
-	if err := be.writeRequest(pkt, true, true); err != nil {
+	if err := be.WriteRequest(pkt, true, true); err != nil {
 		if err = s.side.refusedWrite(pkt, err); err != nil {
 			return s.side.brokeBeforeAnswer(err)
 		}
@@ -69,7 +70,7 @@ func (st *statement) sendRequest(be *serverConn, pkt []byte) error {
 // left in then.unsent for a goroutine (sendUnsent). The caller keeps p
 // until the command ends.
 func (st *statement) tryRequest(p []byte) {
-	if rest, owned, raw := st.s.backend.tryRequest(p, false); rest != nil {
+	if rest, owned, raw := st.s.backend.TryRequest(p, false); rest != nil {
 		st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
 	}
 }
@@ -125,8 +126,8 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 				broke = err
 				return false, errPieceNotSent
 			}
-		} else if err := s.backend.writeRequest(p, first, last); err != nil {
-			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		} else if err := s.backend.WriteRequest(p, first, last); err != nil {
+			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
 		}
 		sent += int64(len(p))
 		if keep && first && last && !st.noteTunnel(p) {
@@ -155,7 +156,7 @@ func (st *statement) noteTunnel(p []byte) bool {
 // (refusedWrite); an error that stands means nothing of it ran.
 func (st *statement) writeWhole(p []byte) error {
 	s := st.s
-	err := s.backend.writeRequest(p, true, true)
+	err := s.backend.WriteRequest(p, true, true)
 	if err != nil {
 		err = s.side.refusedWrite(p, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/reactor/handover"
 	"obgate/route"
@@ -290,11 +291,11 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	if err != nil {
 		return fmt.Errorf("client descriptor: %w", err)
 	}
-	var np *npServerConn
+	var np *backend.PolledConn
 	if servers == 1 {
 		stc, err := tcpFromFile(files[1])
 		if err == nil {
-			if np, err = attachServerNetpoll(stc); err != nil {
+			if np, err = backend.AttachNetpoll(stc); err != nil {
 				stc.Close()
 			}
 		}
@@ -354,7 +355,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	}
 	if err != nil {
 		if be != nil {
-			be.close()
+			be.Close()
 		}
 		ctc.Close()
 		return err

@@ -1,11 +1,13 @@
 package reactor
 
 import (
+	"path"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"obgate/reactor/backend"
 	"obgate/reactor/handover/handovertest"
 	"obgate/reactor/sessvars"
 )
@@ -44,7 +46,7 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"side":          "state: Mode",
 		"ob":            "see: obSession",
 		"my":            "see: mysqlSide",
-		"backend":       "see: serverConn",
+		"backend":       "see: backend.Conn",
 		"sharedBackend": "derived: published from backend at the adoption",
 		"published":     "see: published",
 		"activity":      "see: activity",
@@ -167,29 +169,29 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"canMove":         "derived: published by commandDone at the adoption",
 		"closedOnPurpose": "not: a session whose server closed on purpose does not move (handoverReady)",
 	},
-	reflect.TypeFor[serverConn](): {
-		"conn":       "derived: the server descriptor (mysql mode)",
-		"sock":       "derived: the server descriptor",
-		"addr":       "state: Servers[].Addr",
-		"tls":        "not: TLS server sessions do not move (handoverReady)",
-		"pendingTLS": "not: as tls",
-		"threadID":   "state: Servers[].ThreadID",
-		"closed":     "not: a lost server session does not move (handoverReady)",
-		"peerGone":   "not: as closed",
-		"owner":      "derived: registered anew",
+	reflect.TypeFor[backend.Conn](): {
+		"NetConn":    "derived: the server descriptor (mysql mode)",
+		"Sock":       "derived: the server descriptor",
+		"Addr":       "state: Servers[].Addr",
+		"TLS":        "not: TLS server sessions do not move (handoverReady)",
+		"PendingTLS": "not: as tls",
+		"ThreadID":   "state: Servers[].ThreadID",
+		"Closed":     "not: a lost server session does not move (handoverReady)",
+		"PeerGone":   "not: as closed",
+		"Owner":      "derived: registered anew",
 		"reg":        "derived: registered anew",
 		"watchToken": "derived: registered anew",
-		"ob20":       "not: OB 2.0 server sessions do not move (handoverReady)",
-		"comp":       "not: compressed server sessions do not move (handoverReady)",
-		"extra":      "not: OB 2.0 only",
-		"obCaps":     "not: OB 2.0 only",
-		"status":     "state: Servers[].Status",
-		"sync":       "not: OceanBase mode's, whose server sessions stay behind",
-		"stmts":      "state: Servers[].Stmts",
-		"lastUsed":   "state: Servers[].LastUsed",
-		"current":    "derived: the only server session is the current one",
+		"OB20":       "not: OB 2.0 server sessions do not move (handoverReady)",
+		"Comp":       "not: compressed server sessions do not move (handoverReady)",
+		"Extra":      "not: OB 2.0 only",
+		"OBCaps":     "not: OB 2.0 only",
+		"Status":     "state: Servers[].Status",
+		"Sync":       "not: OceanBase mode's, whose server sessions stay behind",
+		"Stmts":      "state: Servers[].Stmts",
+		"LastUsed":   "state: Servers[].LastUsed",
+		"Current":    "derived: the only server session is the current one",
 		"sio":        "derived: made for the server descriptor",
-		"health":     "derived: the adopting process's health entry for Addr",
+		"Health":     "derived: the adopting process's health entry for Addr",
 	},
 }
 
@@ -199,6 +201,7 @@ func TestHandoverLedgerCoversFields(t *testing.T) {
 	byName := map[string]reflect.Type{}
 	for ty := range handoverLedger {
 		byName[ty.Name()] = ty
+		byName[path.Base(ty.PkgPath())+"."+ty.Name()] = ty
 	}
 	for ty, entries := range handoverLedger {
 		fields := map[string]bool{}

@@ -10,7 +10,7 @@ import (
 // itself is the process's (Options.Health).
 func (srv *Server) watchHealth() {
 	srv.health.OnDetectDead(func(cluster, addr string) {
-		if n := srv.servers.closeAll(addr); n > 0 {
+		if n := srv.servers.CloseAll(addr); n > 0 {
 			srv.log.Warn("closed connections to a server found dead", "server", addr, "cluster", cluster, "connections", n)
 		}
 	})

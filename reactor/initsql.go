@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // runInitSQL sends init_sql, when it is set, on a server session that has
@@ -17,7 +18,7 @@ import (
 //
 // It runs on the goroutine that owns the session's server side (the login
 // or the statement that opens the server session).
-func (st *statement) runInitSQL(be *serverConn) error {
+func (st *statement) runInitSQL(be *backend.Conn) error {
 	q := st.s.cfg.InitSQL
 	if q == "" {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 )
 
@@ -20,14 +21,14 @@ var errUnexpectedAnswer = errors.New("unexpected response")
 // internalRoundTrip runs one of obgate's own commands on be and reads its
 // answer, which must be a single OK (or ERR). Its session-state report is
 // learned like a client statement's.
-func (st *statement) internalRoundTrip(be *serverConn, payload []byte) error {
+func (st *statement) internalRoundTrip(be *backend.Conn, payload []byte) error {
 	_, err := st.internalCommand(be, payload)
 	return err
 }
 
 // internalPrepare prepares a statement on be for obgate itself and
 // returns the server's statement id and counts.
-func (st *statement) internalPrepare(be *serverConn, payload []byte) (id uint32, params, columns uint16, err error) {
+func (st *statement) internalPrepare(be *backend.Conn, payload []byte) (id uint32, params, columns uint16, err error) {
 	sc, err := st.internalCommand(be, payload)
 	if err != nil {
 		return 0, 0, 0, err
@@ -39,18 +40,18 @@ func (st *statement) internalPrepare(be *serverConn, payload []byte) (id uint32,
 // internalCommand sends one of obgate's own commands to be and reads the
 // whole answer, which may not carry rows (OK, ERR, or a prepare response).
 // A server ERR comes back as errServerState wrapping the SQL error.
-func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlproto.ResponseScanner, error) {
+func (st *statement) internalCommand(be *backend.Conn, payload []byte) (*mysqlproto.ResponseScanner, error) {
 	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), 0, payload)
-	if err := be.writeRequest(pkt, true, true); err != nil {
+	if err := be.WriteRequest(pkt, true, true); err != nil {
 		return nil, err
 	}
 	sc := new(mysqlproto.ResponseScanner)
-	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.status)
-	_ = be.conn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
+	sc.Reset(mysqlproto.Command(payload[0]), s.caps, be.Status)
+	_ = be.NetConn.SetReadDeadline(time.Now().Add(s.cfg.ShortAsyncTaskTimeout))
 	// The deadline is this command's only: mysql mode sets none for the
 	// client's statements, which would otherwise inherit it.
-	defer func() { _ = be.conn.SetReadDeadline(time.Time{}) }()
+	defer func() { _ = be.NetConn.SetReadDeadline(time.Time{}) }()
 	// A chunk window, as the relay reads a rewritten answer into (nothing
 	// is relayed: the answer is consumed as it is decided).
 	win := respWindow{buf: connio.GetChunk(4096)}
@@ -66,7 +67,7 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 				e, _ := mysqlproto.ParseERR(p)
 				return nil, fmt.Errorf("%w: %w", errServerState, mysqlproto.SQLErrorFromERR(e))
 			}
-			be.status = sc.Status()
+			be.Status = sc.Status()
 			if p[0] == mysqlproto.OKHeader {
 				if ok, good := mysqlproto.ParseOK(p, mysqlproto.ClientSessionTrack); good && len(ok.SessionState) > 0 {
 					s.side.learnState(ok.SessionState, ok.Status)
@@ -85,7 +86,7 @@ func (st *statement) internalCommand(be *serverConn, payload []byte) (*mysqlprot
 			if dec != win.end {
 				return nil, errors.New("server sent bytes after its response")
 			}
-			if err := be.finishResponse(); err != nil {
+			if err := be.FinishResponse(); err != nil {
 				return nil, err
 			}
 			return sc, nil

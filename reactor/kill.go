@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -85,7 +86,7 @@ func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) er
 // closes the target's connection if the user owns it.
 func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
-	if tinfo.ServerAddr != s.backend.addr {
+	if tinfo.ServerAddr != s.backend.Addr {
 		return m.killElsewhere(k, target, tinfo, start)
 	}
 	err := s.st.forwardKill(k, tinfo.ServerID, start)
@@ -116,7 +117,7 @@ func (m *mysqlSide) killElsewhere(k killStmt, target *Session, tinfo SessionInfo
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "KILL %d: cannot reach server %s: %v", k.id, tinfo.ServerAddr, err))
 	}
-	defer be.close()
+	defer be.Close()
 	_, err = s.st.internalCommand(be, appendKill(nil, k.query, tinfo.ServerID))
 	var se *mysqlproto.SQLError
 	switch {
@@ -156,15 +157,16 @@ func (m *mysqlSide) serverIDOwner(id uint32) *Session {
 	if m.s.backend == nil {
 		return nil
 	}
-	return m.s.srv.servers.ownerOf(m.s.backend.addr, id)
+	return ownerSession(m.s.srv.servers.OwnerOf(m.s.backend.Addr, id))
 }
 
 // serverIDOwner: an OBServer session id is unique in its cluster, so it is
 // looked up on every server of the session's cluster.
 func (o *obSession) serverIDOwner(id uint32) *Session {
-	return o.s.srv.servers.ownerAnywhere(id, func(be *serverConn) bool {
-		return be.owner != nil && be.owner.side.clusterOf() == o.cluster
-	})
+	return ownerSession(o.s.srv.servers.OwnerAnywhere(id, func(be *backend.Conn) bool {
+		s := ownerSession(be.Owner)
+		return s != nil && s.side.clusterOf() == o.cluster
+	}))
 }
 
 // appendKill appends the text of KILL [QUERY] id, as a COM_QUERY payload.
@@ -192,16 +194,16 @@ func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
 // sendKill: obgate's own OK or the server's ERR (killOn).
 func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	be := o.last
-	if !be.alive() {
+	if !be.Alive() {
 		o.dropBrokenServer(be)
 		return o.s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	return o.killOn(be, stmt, start)
 }
 
-func (m *mysqlSide) current() *serverConn { return m.s.backend }
+func (m *mysqlSide) current() *backend.Conn { return m.s.backend }
 
-func (o *obSession) current() *serverConn { return o.last }
+func (o *obSession) current() *backend.Conn { return o.last }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.
@@ -209,8 +211,8 @@ func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind ro
 	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
 	st.beforeRequest()
-	if _, err := s.backend.conn.Write(pkt); err != nil {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+	if _, err := s.backend.NetConn.Write(pkt); err != nil {
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
 	}
 	_, err := st.answer(cmd, kind, start, true)
 	return err
@@ -241,7 +243,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 		return s.writeOK(0, "")
 	}
 	be := o.findServer(tinfo.ServerAddr)
-	if be == nil || !be.alive() {
+	if be == nil || !be.Alive() {
 		if be != nil {
 			o.dropBrokenServer(be) // it may hold this session's transaction
 		}
@@ -265,7 +267,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // server sessions that may not be its current one, as an internal command:
 // be's status and session state never become the client's (the client
 // gets obgate's own OK with its own status flags, or the server's ERR).
-func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
+func (o *obSession) killOn(be *backend.Conn, stmt []byte, start time.Time) error {
 	s := o.s
 	_, err := s.st.internalCommand(be, stmt)
 	s.st.killFailed = err != nil
@@ -280,5 +282,5 @@ func (o *obSession) killOn(be *serverConn, stmt []byte, start time.Time) error {
 	}
 	o.dropBrokenServer(be) // it may hold this session's transaction
 	s.countStatement(route.StmtKill, true, start)
-	return s.writeError(lostServer(be.addr))
+	return s.writeError(lostServer(be.Addr))
 }

@@ -6,11 +6,12 @@ import (
 	"sync"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
 	"obgate/config"
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/route"
+
+	vm "github.com/VictoriaMetrics/metrics"
 )
 
 // reactorMetrics holds the series reactor updates, looked up once so the
@@ -132,9 +133,9 @@ func newReactorMetrics(r *metrics.Registry, srv *Server) *reactorMetrics {
 		return 0
 	}, metrics.MemoryHigh)
 	r.GaugeFunc(func() float64 { return float64(srv.clients.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionClient)
-	r.GaugeFunc(func() float64 { return float64(srv.servers.total.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
-	srv.servers.newAddr = func(addr string) {
-		r.GaugeFunc(func() float64 { return float64(srv.servers.count(addr)) }, metrics.ServerSessions, "server", addr)
+	r.GaugeFunc(func() float64 { return float64(srv.servers.Total.Load()) }, metrics.CurrentSession, "sessionType", metrics.SessionServer)
+	srv.servers.NewAddr = func(addr string) {
+		r.GaugeFunc(func() float64 { return float64(srv.servers.Count(addr)) }, metrics.ServerSessions, "server", addr)
 	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/handover"
 )
 
@@ -16,11 +17,11 @@ import (
 // by its server.
 func (m *mysqlSide) handoverReady() bool {
 	be := m.s.backend
-	if be == nil || be.serverLost() || be.tls || be.comp != nil || be.ob20 != nil || m.move.closedOnPurpose.Load() {
+	if be == nil || be.Lost() || be.TLS || be.Comp != nil || be.OB20 != nil || m.move.closedOnPurpose.Load() {
 		return false
 	}
-	np, ok := be.conn.(*npServerConn)
-	return ok && np.buffered() == 0
+	np, ok := be.NetConn.(*backend.PolledConn)
+	return ok && np.Buffered() == 0
 }
 
 // handoverFreeze stops reading the server connection for the offer and
@@ -28,15 +29,15 @@ func (m *mysqlSide) handoverReady() bool {
 // bytes unread, or its server is gone (then nothing stays frozen).
 func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
 	be := m.s.backend
-	server := be.conn.(*npServerConn)
-	if !server.rb.Freeze() {
+	server := be.NetConn.(*backend.PolledConn)
+	if !server.Bound.Freeze() {
 		return nil, nil, false
 	}
-	if server.buffered() != 0 || !server.IsActive() || be.serverLost() {
-		server.rb.Thaw()
+	if server.Buffered() != 0 || !server.IsActive() || be.Lost() {
+		server.Bound.Thaw()
 		return nil, nil, false
 	}
-	return []int{server.fd}, server.rb.Thaw, true
+	return []int{server.FD}, server.Bound.Thaw, true
 }
 
 // handoverRecord adds the server session, with the server's ids of the
@@ -44,12 +45,12 @@ func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
 func (m *mysqlSide) handoverRecord(h *handover.State) {
 	s, be := m.s, m.s.backend
 	h.Mode = handover.ModeMySQL
-	sv := handover.Server{Addr: be.addr, ThreadID: be.threadID, Status: uint16(be.status), LastUsed: be.lastUsed.Load()}
-	for client, st := range be.stmts {
+	sv := handover.Server{Addr: be.Addr, ThreadID: be.ThreadID, Status: uint16(be.Status), LastUsed: be.LastUsed.Load()}
+	for client, st := range be.Stmts {
 		if _, open := s.stmts.byID[client]; !open {
 			continue // a kept statement (prepared_keep.go): the new process does not reuse it
 		}
-		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.id, Bound: st.bound})
+		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.ID, Bound: st.Bound})
 	}
 	h.Servers = []handover.Server{sv}
 	if mv := &m.move; mv.stage1 != nil && mv.resp != nil {
@@ -60,25 +61,25 @@ func (m *mysqlSide) handoverRecord(h *handover.State) {
 
 // adoptRecord makes server, the handed-over server connection, the
 // session's server session, and keeps the move login when it reads.
-func (m *mysqlSide) adoptRecord(h *handover.State, server *npServerConn) error {
+func (m *mysqlSide) adoptRecord(h *handover.State, server *backend.PolledConn) error {
 	if server == nil || len(h.Servers) != 1 {
 		return errors.New("a mysql-mode session comes with its one server session")
 	}
 	s := m.s
 	sv := h.Servers[0]
-	be := &serverConn{conn: server, sock: server, addr: sv.Addr, threadID: sv.ThreadID, status: mysqlproto.ServerStatus(sv.Status)}
-	be.lastUsed.Store(sv.LastUsed)
-	be.health = s.srv.health.Entry("", sv.Addr)
+	be := &backend.Conn{NetConn: server, Sock: server, Addr: sv.Addr, ThreadID: sv.ThreadID, Status: mysqlproto.ServerStatus(sv.Status)}
+	be.LastUsed.Store(sv.LastUsed)
+	be.Health = s.srv.health.Entry("", sv.Addr)
 	for _, st := range sv.Stmts {
-		be.stmtSet(st.Client, st.Server)
+		be.StmtSet(st.Client, st.Server)
 		if st.Bound {
-			be.stmtBound(st.Client)
+			be.StmtBound(st.Client)
 		}
 	}
-	s.srv.servers.add(be, s)
+	s.srv.servers.Add(be, s)
 	s.sharedBackend.Store(be)
 	s.backend = be
-	s.backendAddr, s.backendID = be.addr, be.threadID
+	s.backendAddr, s.backendID = be.Addr, be.ThreadID
 	if mv := h.Move; mv != nil {
 		if resp, err := mysqlproto.ParseHandshakeResponse(mv.Login); err == nil {
 			m.move.scramble, m.move.resp, m.move.stage1 = mv.Scramble, resp, mv.Stage1

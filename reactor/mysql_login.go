@@ -13,6 +13,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -63,23 +64,23 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	// Registered before it is published: a KILL that closes it (from
 	// another goroutine, through sharedBackend) then finds it in the
 	// registry and removes it.
-	srv.servers.add(be, s)
+	srv.servers.Add(be, s)
 	s.sharedBackend.Store(be)
-	_ = be.conn.SetDeadline(deadline)
+	_ = be.NetConn.SetDeadline(deadline)
 	closeBackend := func() {
-		be.close()
+		be.Close()
 		s.sharedBackend.Store(nil)
 	}
 	// Before the login's OK reaches the client: from then on the client
 	// may look itself up (SHOW PROXYSESSION) or be the target of a KILL.
 	s.mu.Lock()
-	s.backendAddr, s.backendID = be.addr, be.threadID
+	s.backendAddr, s.backendID = be.Addr, be.ThreadID
 	s.mu.Unlock()
 	if err := m.relayLogin(cpio, spio, be, sh, first, resp); err != nil {
 		closeBackend()
 		return err
 	}
-	_ = be.conn.SetDeadline(time.Time{})
+	_ = be.NetConn.SetDeadline(time.Time{})
 	s.backend = be
 	return nil
 }
@@ -129,14 +130,14 @@ func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysq
 // The client answered obgate's scramble, not the server's: a token is
 // asked again for the server's (switchToken). Each side keeps its own
 // sequence ids.
-func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, sh *mysqlproto.Handshake, first []byte, resp *mysqlproto.HandshakeResponse) error {
+func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, first []byte, resp *mysqlproto.HandshakeResponse) error {
 	s := m.s
 	serverCaps := resp.Capability&mysqlproto.ProxyCapabilities | resp.Capability&mysqlproto.ClientMySQL
 	if lacking := s.caps & layoutCapabilities &^ sh.Capability; lacking != 0 {
 		// The greeting promised what this server cannot do (the servers
 		// differ, or one was upgraded): the client's next login is greeted
 		// in this server's image.
-		err := fmt.Errorf("server %s lacks capabilities %#x the greeting offered", be.addr, uint64(lacking))
+		err := fmt.Errorf("server %s lacks capabilities %#x the greeting offered", be.Addr, uint64(lacking))
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake: %v; connect again", err).AppendPacket(nil))
 		return quit(QuitServerProto, err)
 	}
@@ -150,10 +151,10 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 		first = r.Append(nil)
 	}
 	loginCaps := serverCaps &^ mysqlproto.ClientSSL
-	if be.pendingTLS != nil {
+	if be.PendingTLS != nil {
 		loginCaps |= mysqlproto.ClientSSL
 		var err error
-		if spio, err = be.startTLS(spio, loginCaps, resp.MaxPacketSize, resp.Charset); err != nil {
+		if spio, err = be.StartTLS(spio, loginCaps, resp.MaxPacketSize, resp.Charset); err != nil {
 			_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "%v", err).AppendPacket(nil))
 			return quit(QuitServerNetwork, err)
 		}
@@ -165,7 +166,7 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 	for round := range 16 {
 		p, err := spio.ReadPacket()
 		if err != nil {
-			_ = cpio.WritePacketFlush(lostServer(be.addr).AppendPacket(nil))
+			_ = cpio.WritePacketFlush(lostServer(be.Addr).AppendPacket(nil))
 			return quit(QuitServerNetwork, err)
 		}
 		if len(p) == 0 {
@@ -174,14 +175,14 @@ func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *serverConn, 
 		if p[0] == mysqlproto.OKHeader {
 			// init_sql runs before the client learns it is logged in.
 			ok, _ := mysqlproto.ParseOK(p, s.caps)
-			be.status = ok.Status
+			be.Status = ok.Status
 			if err := s.st.runInitSQL(be); err != nil {
 				var se *mysqlproto.SQLError
 				if errors.As(err, &se) {
 					_ = cpio.WritePacketFlush(se.AppendPacket(nil))
 					return quit(QuitServerProto, err)
 				}
-				_ = cpio.WritePacketFlush(lostServer(be.addr).AppendPacket(nil))
+				_ = cpio.WritePacketFlush(lostServer(be.Addr).AppendPacket(nil))
 				return quit(QuitServerNetwork, err)
 			}
 		}
@@ -231,7 +232,7 @@ const layoutCapabilities = mysqlproto.ClientProtocol41 | mysqlproto.ClientDeprec
 // and returns the login to send the server with that token. A client
 // that cannot switch plugins (no CLIENT_PLUGIN_AUTH, older than MySQL
 // 5.5) cannot log in with a password.
-func (m *mysqlSide) switchToken(cpio *mysqlproto.PacketIO, be *serverConn, sh *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
+func (m *mysqlSide) switchToken(cpio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
 	s := m.s
 	if !resp.Capability.Has(mysqlproto.ClientPluginAuth) {
 		err := errors.New("the client cannot switch authentication plugins (no CLIENT_PLUGIN_AUTH)")

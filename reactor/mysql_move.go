@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -152,7 +153,7 @@ func (m *mysqlSide) afterMoveState(cmd mysqlproto.Command, failed bool) {
 	if cmd == mysqlproto.ComResetConnection || cmd == mysqlproto.ComChangeUser {
 		// The server closed every prepared statement.
 		s.stmts.reset()
-		s.backend.stmts = nil
+		s.backend.Stmts = nil
 	}
 }
 
@@ -173,17 +174,14 @@ func (m *mysqlSide) movableOutsideTxn() bool {
 		s.closeReq.Load() == closeNone && s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 
-// serverLost reports whether the session's server connection is gone.
-func (b *serverConn) serverLost() bool { return b.closed.Load() || b.peerGone.Load() }
-
 // moveServer logs the client in on another listed server (the current
 // one last) and makes that the session's server session. The old one is
 // closed.
-func (m *mysqlSide) moveServer() (*serverConn, error) {
+func (m *mysqlSide) moveServer() (*backend.Conn, error) {
 	s := m.s
 	old := s.backend
 	if old != nil {
-		s.st.tried = append(s.st.tried, old.addr)
+		s.st.tried = append(s.st.tried, old.Addr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
 	defer cancel()
@@ -199,14 +197,14 @@ func (m *mysqlSide) moveServer() (*serverConn, error) {
 			continue
 		}
 		if old != nil {
-			old.close()
+			old.Close()
 		}
 		s.backend = be
 		s.sharedBackend.Store(be)
 		s.mu.Lock()
-		s.backendAddr, s.backendID = be.addr, be.threadID
+		s.backendAddr, s.backendID = be.Addr, be.ThreadID
 		s.mu.Unlock()
-		s.srv.servers.add(be, s)
+		s.srv.servers.Add(be, s)
 		s.srv.metrics.sessionsMoved.Inc()
 		s.srv.log.Info("session moved to another server", "session", s.id, "from", addrOf(old), "to", addr)
 		return be, nil
@@ -216,7 +214,7 @@ func (m *mysqlSide) moveServer() (*serverConn, error) {
 
 // loginOn opens a server session to addr logged in as the client, in the
 // client's current database.
-func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*serverConn, error) {
+func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*backend.Conn, error) {
 	s := m.s
 	be, h, pio, err := s.srv.dial(ctx, nil, addr)
 	if err != nil {
@@ -235,22 +233,22 @@ func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*serverConn, erro
 	} else {
 		r.Capability &^= mysqlproto.ClientConnectWithDB
 	}
-	p, err := ownLogin(be, pio, &r, loginDeadline(ctx, s.cfg))
+	p, err := backend.OwnLogin(be, pio, &r, backend.LoginDeadline(ctx, s.cfg))
 	if err != nil {
 		return nil, fmt.Errorf("log in on %s: %w", addr, err)
 	}
 	ok, _ := mysqlproto.ParseOK(p, r.Capability)
-	be.status = ok.Status
+	be.Status = ok.Status
 	if err := s.st.runInitSQL(be); err != nil {
-		be.close()
+		be.Close()
 		return nil, fmt.Errorf("log in on %s: %w", addr, err)
 	}
 	return be, nil
 }
 
-func addrOf(be *serverConn) string {
+func addrOf(be *backend.Conn) string {
 	if be == nil {
 		return ""
 	}
-	return be.addr
+	return be.Addr
 }

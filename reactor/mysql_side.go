@@ -7,6 +7,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -43,12 +44,12 @@ func (m *mysqlSide) commandDone() {
 // framing.
 func (m *mysqlSide) pollable() bool {
 	be := m.s.backend
-	if be == nil || be.serverLost() || be.ob20 != nil || be.comp != nil {
+	if be == nil || be.Lost() || be.OB20 != nil || be.Comp != nil {
 		return false
 	}
-	np, ok := be.conn.(*npServerConn)
+	np, ok := be.NetConn.(*backend.PolledConn)
 	if ok {
-		np.watchInput(m.s)
+		np.WatchInput(&m.s.drv)
 	}
 	return ok
 }
@@ -74,14 +75,14 @@ func (m *mysqlSide) diagNames() (tenant, cluster string, proxySessID uint64, has
 }
 
 // closesIdle: never; the client's connection is its server session.
-func (m *mysqlSide) closesIdle(*serverConn) bool { return false }
+func (m *mysqlSide) closesIdle(*backend.Conn) bool { return false }
 
 // closeAll closes the one server session, or the one the login opened.
 func (m *mysqlSide) closeAll() {
 	if be := m.s.backend; be != nil {
-		be.close()
+		be.Close()
 	} else if be := m.s.sharedBackend.Load(); be != nil {
-		be.close()
+		be.Close()
 	}
 }
 
@@ -113,15 +114,15 @@ func (m *mysqlSide) acquire(need routeNeed) error {
 	return err
 }
 
-func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
+func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 	s := m.s
-	if !s.backend.serverLost() {
+	if !s.backend.Lost() {
 		return s.backend, nil
 	}
 	if s.drv.polled {
 		return nil, errNotFast // moving takes a login
 	}
-	if s.backend.peerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.addr) {
+	if s.backend.PeerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.Addr) {
 		// The server closed the connection and still greets: it closed
 		// it on purpose (wait_timeout, KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
@@ -137,7 +138,7 @@ func (m *mysqlSide) serverFor(routeNeed) (*serverConn, error) {
 
 // statementServer: the one server session, unless the statement's long
 // data or cursor was on a server the session has left.
-func (m *mysqlSide) statementServer(ps *prepared) (*serverConn, error) {
+func (m *mysqlSide) statementServer(ps *prepared) (*backend.Conn, error) {
 	be, err := m.serverFor(needAny)
 	if err == nil && ps.home != nil && ps.home != be {
 		if m.s.drv.polled {
@@ -153,8 +154,8 @@ func (m *mysqlSide) routeBy(*prepared, []byte) {}
 
 // serverSessions is the session's one server session, as a slice of the
 // Session's own field (no allocation).
-func (m *mysqlSide) serverSessions() []*serverConn {
-	if m.s.backend == nil || m.s.backend.serverLost() {
+func (m *mysqlSide) serverSessions() []*backend.Conn {
+	if m.s.backend == nil || m.s.backend.Lost() {
 		return nil
 	}
 	return unsafe.Slice(&m.s.backend, 1)
@@ -162,12 +163,12 @@ func (m *mysqlSide) serverSessions() []*serverConn {
 
 // dropBroken: the connection closes; the next statement moves the session
 // (or finds its transaction lost).
-func (m *mysqlSide) dropBroken(be *serverConn) {
+func (m *mysqlSide) dropBroken(be *backend.Conn) {
 	m.s.diagServerLost(be, nil)
 	if m.s.inTrans.Load() {
 		m.s.markTxnBroken()
 	}
-	be.close()
+	be.Close()
 }
 
 func (m *mysqlSide) learnState(state []byte, _ mysqlproto.ServerStatus) { m.learnSessionState(state) }
@@ -198,7 +199,7 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	if s.clientLeft() {
 		return leftDuringCommand(err)
 	}
-	if m.movableOutsideTxn() && !s.backend.closed.Load() && s.srv.serverAnswers(s.backend.addr) {
+	if m.movableOutsideTxn() && !s.backend.Closed.Load() && s.srv.serverAnswers(s.backend.Addr) {
 		// The server broke the connection and still greets: it closed
 		// it on purpose (KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
@@ -207,22 +208,22 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 		return s.st.transactionBroke(err)
 	}
 	if !m.movable() {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
 	}
 	s.srv.metrics.serverFailure(err)
-	s.backend.close()
+	s.backend.Close()
 	if s.st.resendable {
 		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.addr)}
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.Addr)}
 	}
 	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
-		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.addr)}
+		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.Addr)}
 }
 
 // drop closes the server connection: the next statement moves the session.
-func (m *mysqlSide) drop(be *serverConn) { be.close() }
+func (m *mysqlSide) drop(be *backend.Conn) { be.Close() }
 
-func (m *mysqlSide) replacement() (*serverConn, error) { return m.moveServer() }
+func (m *mysqlSide) replacement() (*backend.Conn, error) { return m.moveServer() }
 
 func (m *mysqlSide) holdsERR(uint16) bool { return false }
 
@@ -234,9 +235,9 @@ func (m *mysqlSide) holdsERR(uint16) bool { return false }
 // failed: the server is asked for a handshake, and if it gives one it
 // closed the connection on purpose (wait_timeout, KILL) and the idle
 // client is disconnected as above.
-func (m *mysqlSide) serverGone(be *serverConn) {
+func (m *mysqlSide) serverGone(be *backend.Conn) {
 	s := m.s
-	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.addr)
+	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.Addr)
 	if s.State() != StateIdle {
 		return
 	}
@@ -246,7 +247,7 @@ func (m *mysqlSide) serverGone(be *serverConn) {
 	}
 	go func() {
 		defer s.srv.recoverBackground(panicServerWatch)
-		if s.srv.serverAnswers(be.addr) {
+		if s.srv.serverAnswers(be.Addr) {
 			m.move.closedOnPurpose.Store(true)
 			if s.State() == StateIdle {
 				s.closeFor(closeNow, QuitServerNetwork, "server_closed_connection")
@@ -261,5 +262,5 @@ func (m *mysqlSide) serverGone(be *serverConn) {
 // command may already run when checkServerAfterLogin calls it.
 func (m *mysqlSide) closedIdle() bool {
 	be := m.s.sharedBackend.Load()
-	return be != nil && be.serverLost() && !m.move.canMove.Load()
+	return be != nil && be.Lost() && !m.move.canMove.Load()
 }

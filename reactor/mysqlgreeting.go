@@ -47,7 +47,7 @@ func (srv *Server) learnGreetingOnce() {
 					srv.log.Info("no server greeted yet; clients are greeted as obgate until one does", "err", err)
 					return
 				}
-				be.close()
+				be.Close()
 				srv.learnMySQLGreeting(h)
 			})
 		}()

@@ -7,6 +7,7 @@ import (
 
 	"obgate/internal/topology"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -72,8 +73,8 @@ func (o *obSession) obChangeUser(n int, start time.Time) error {
 		o.changeUserRefused(be)
 		s.countStatement(route.StmtOther, true, start)
 		if res.lost != nil {
-			s.srv.log.Warn("server session failed during COM_CHANGE_USER", "session", s.id, "server", be.addr, "err", res.lost)
-			return s.writeError(lostServer(be.addr))
+			s.srv.log.Warn("server session failed during COM_CHANGE_USER", "session", s.id, "server", be.Addr, "err", res.lost)
+			return s.writeError(lostServer(be.Addr))
 		}
 		return nil
 	}
@@ -119,11 +120,11 @@ const maxChangeUserRounds = 8
 // The final OK is returned, not sent. token and plugin are the auth
 // response req carries. A returned error ends the client session; a
 // failed server session is reported in the result.
-func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte, plugin string) (changeUserResult, error) {
+func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byte, plugin string) (changeUserResult, error) {
 	s := o.s
 	res := changeUserResult{token: token, plugin: plugin}
 	out, _ := mysqlproto.AppendPacket(nil, 0, req)
-	if err := be.writeRequest(out, true, true); err != nil {
+	if err := be.WriteRequest(out, true, true); err != nil {
 		res.lost = err
 		return res, nil
 	}
@@ -175,7 +176,7 @@ func (o *obSession) changeUserExchange(be *serverConn, req []byte, token []byte,
 			if p[0] == mysqlproto.AuthSwitchRequestHeader {
 				res.token = append([]byte(nil), reply[mysqlproto.HeaderLen:]...)
 			}
-			if err := be.writeRequest(reply, true, true); err != nil {
+			if err := be.WriteRequest(reply, true, true); err != nil {
 				res.lost = err
 				return res, nil
 			}
@@ -212,7 +213,7 @@ func (o *obSession) readAuthReply() ([]byte, error) {
 
 // changedUser makes the session the new user's after the server accepted
 // a COM_CHANGE_USER on be.
-func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
+func (o *obSession) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
 	s := o.s
 	login := *o.clientLogin
 	login.User = cu.User
@@ -228,8 +229,8 @@ func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id ro
 	o.resetOB(be)
 	o.vars.SetDB(cu.Database)
 	o.vars.Learn(res.ok.SessionState, res.ok.Status, o.feedback)
-	o.vars.MarkSynced(&be.sync)
-	be.status = res.ok.Status
+	o.vars.MarkSynced(&be.Sync)
+	be.Status = res.ok.Status
 	s.status = res.ok.Status
 	s.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
 	s.stmts.reset()
@@ -245,7 +246,7 @@ func (o *obSession) changedUser(be *serverConn, cu *mysqlproto.ChangeUser, id ro
 
 // changeUserRefused resets the session after a COM_CHANGE_USER that did
 // not succeed on be (nil when it found no server session).
-func (o *obSession) changeUserRefused(be *serverConn) {
+func (o *obSession) changeUserRefused(be *backend.Conn) {
 	s := o.s
 	if be != nil {
 		o.dropServer(be)
@@ -260,7 +261,7 @@ func (o *obSession) changeUserRefused(be *serverConn) {
 // serverPackets reads whole packets from a server session, for the
 // exchanges obgate relays packet by packet.
 type serverPackets struct {
-	be      *serverConn
+	be      *backend.Conn
 	timeout time.Duration // for each read
 	buf     []byte
 	r, w    int
@@ -293,8 +294,8 @@ func (sp *serverPackets) next() ([]byte, uint8, error) {
 			sp.w = copy(sp.buf, sp.buf[sp.r:sp.w])
 			sp.r = 0
 		}
-		_ = sp.be.conn.SetReadDeadline(time.Now().Add(sp.timeout))
-		k, err := sp.be.read(sp.buf[sp.w:])
+		_ = sp.be.NetConn.SetReadDeadline(time.Now().Add(sp.timeout))
+		k, err := sp.be.Read(sp.buf[sp.w:])
 		sp.w += k
 		if k == 0 && err != nil {
 			return nil, 0, err

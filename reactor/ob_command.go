@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // obCommand runs the commands OceanBase mode handles itself: COM_PING
@@ -31,7 +32,7 @@ func (o *obSession) obCommand(cmd mysqlproto.Command, n int, body []byte, whole 
 // makes it current. A server session whose sync step fails is dropped and
 // another one tried, its server put last (nothing of the statement was
 // sent yet), up to three times.
-func (o *obSession) routeStatement(need routeNeed) (*serverConn, error) {
+func (o *obSession) routeStatement(need routeNeed) (*backend.Conn, error) {
 	s := o.s
 	// Each connection attempt has its own short_async_task_timeout (see
 	// openServer), so one hung server does not use up the others' time.
@@ -45,7 +46,7 @@ func (o *obSession) routeStatement(need routeNeed) (*serverConn, error) {
 		if err := o.syncServer(be); err != nil {
 			inTrans, pinned := o.serverInTrans(), o.pinned && be == o.last
 			lastErr = err
-			s.st.tried = append(s.st.tried, be.addr)
+			s.st.tried = append(s.st.tried, be.Addr)
 			o.dropServer(be)
 			switch {
 			case inTrans:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/reactor/sessvars"
 )
@@ -31,7 +32,7 @@ func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	}
 	st := sc.Status()
 	s.status = st
-	s.backend.status = st
+	s.backend.Status = st
 	p := sc.Packet()
 	if p[0] != mysqlproto.OKHeader || !st.Has(mysqlproto.StatusSessionStateChange) {
 		return buf, dec, end
@@ -143,19 +144,19 @@ func (o *obSession) onFeedback(name, value []byte) {
 func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	s := o.s
 	be := s.backend
-	be.touch()
+	be.Touch()
 	switch {
-	case be.ob20 != nil:
-		be.ob20.ShrinkBuffers()
-	case be.comp != nil:
-		be.comp.ShrinkBuffers()
+	case be.OB20 != nil:
+		be.OB20.ShrinkBuffers()
+	case be.Comp != nil:
+		be.Comp.ShrinkBuffers()
 	}
-	o.vars.MarkSynced(&be.sync)
+	o.vars.MarkSynced(&be.Sync)
 	if !failed {
 		switch cmd {
 		case mysqlproto.ComInitDB:
 			o.vars.SetDB(s.st.pendingDB)
-			o.vars.MarkSynced(&be.sync)
+			o.vars.MarkSynced(&be.Sync)
 		case mysqlproto.ComResetConnection:
 			o.resetOB(be)
 		case mysqlproto.ComQuery:
@@ -179,18 +180,18 @@ func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 // still carry the old state and are closed. The database and the
 // multi-statement option outlive a reset, as on the server, so server
 // sessions opened later get them.
-func (o *obSession) resetOB(keep *serverConn) {
+func (o *obSession) resetOB(keep *backend.Conn) {
 	s := o.s
-	for _, be := range append([]*serverConn(nil), o.servers...) {
+	for _, be := range append([]*backend.Conn(nil), o.servers...) {
 		if be != keep {
 			o.dropServer(be)
 		}
 	}
 	o.vars = o.vars.AfterReset()
 	if keep != nil {
-		keep.sync = sessvars.Synced{}
-		o.vars.MarkSynced(&keep.sync)
-		keep.stmts = nil
+		keep.Sync = sessvars.Synced{}
+		o.vars.MarkSynced(&keep.Sync)
+		keep.Stmts = nil
 	}
 	s.stmts.reset()
 	o.pinned, o.trxSpecified = false, false
@@ -231,7 +232,7 @@ func (o *obSession) serverSessionFailed(err error) error {
 	s := o.s
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
-	s.srv.log.Warn("server session failed", "session", s.id, "server", be.addr, "err", err)
+	s.srv.log.Warn("server session failed", "session", s.id, "server", be.Addr, "err", err)
 	o.dropServer(be)
 	var reply *mysqlproto.SQLError
 	var ne net.Error
@@ -239,18 +240,18 @@ func (o *obSession) serverSessionFailed(err error) error {
 	case errors.As(err, &ne) && ne.Timeout():
 		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
 			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
-			be.addr, o.queryTimeout())
+			be.Addr, o.queryTimeout())
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
-			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.addr)
+			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.Addr)
 	case s.st.resendable:
 		// A read that could not go again: it changed nothing, so its
 		// outcome is not in doubt; the server was lost under it.
 		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", be.addr)
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", be.Addr)
 	default:
 		reply = mysqlproto.OBErrTransUnknown.Detail(
-			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.addr)
+			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.Addr)
 	}
 	return &statementError{reply: reply, cause: err}
 }
@@ -273,5 +274,5 @@ func (o *obSession) resendElsewhere(p []byte, orig error) error {
 	if s.st.patchOn && !s.st.repatch(be, p) {
 		return orig
 	}
-	return be.writeRequest(p, true, true)
+	return be.WriteRequest(p, true, true)
 }

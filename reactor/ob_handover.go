@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/handover"
 	"obgate/reactor/sessvars"
 	"obgate/route"
@@ -43,7 +44,7 @@ func (o *obSession) handoverRecord(h *handover.State) {
 }
 
 // adoptRecord gives an adopted session the login and variables of h.
-func (o *obSession) adoptRecord(h *handover.State, server *npServerConn) error {
+func (o *obSession) adoptRecord(h *handover.State, server *backend.PolledConn) error {
 	if server != nil {
 		server.Close()
 		return errors.New("an OceanBase-mode session comes without server sessions")

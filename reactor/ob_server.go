@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/sessvars"
 )
 
@@ -33,7 +34,7 @@ const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeU
 // its saved login. first is the client's own login: it keeps the client's
 // database; later server sessions log in without one and are synced
 // afterwards. It returns the server's OK payload (copied).
-func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*serverConn, []byte, error) {
+func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*backend.Conn, []byte, error) {
 	s := o.s
 	cfg := s.cfg
 	be, h, pio, err := s.srv.dial(ctx, o.cluster, addr)
@@ -41,40 +42,40 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*s
 		return nil, nil, err
 	}
 	resp := o.serverLogin(h, first)
-	p, err := ownLogin(be, pio, resp, loginDeadline(ctx, cfg))
+	p, err := backend.OwnLogin(be, pio, resp, backend.LoginDeadline(ctx, cfg))
 	if err != nil {
 		return nil, nil, err
 	}
 	ok, good := mysqlproto.ParseOK(p, resp.Capability)
 	if !good {
-		be.close()
+		be.Close()
 		return nil, nil, mysqlproto.ErrMalformed
 	}
 	granted := grantedOBCaps(ok.SessionState)
-	be.obCaps = granted
+	be.OBCaps = granted
 	switch {
 	case cfg.EnableOBProtocolV2 && granted.Has(mysqlproto.OBCapProtocolV2):
-		fr := mysqlproto.NewOB20Framer(be.conn, be.conn, mysqlproto.FramerClient, h.ConnectionID)
+		fr := mysqlproto.NewOB20Framer(be.NetConn, be.NetConn, mysqlproto.FramerClient, h.ConnectionID)
 		fr.SetNextRequestID(uint32(time.Now().UnixNano()) & 0xffffff)
 		fr.SetMaxPayload(8 << 20)
-		be.ob20 = fr
-		be.extra = traceInfo(hostOnly(s.clientAddr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
+		be.OB20 = fr
+		be.Extra = traceInfo(hostOnly(s.clientAddr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
 	case cfg.EnableCompressionProtocol && granted.Has(mysqlproto.OBCapChecksum):
-		be.comp = mysqlproto.NewCompressedFramer(be.conn, be.conn, mysqlproto.FramerClient, compressionLevel(cfg.CompressionAlgorithm))
+		be.Comp = mysqlproto.NewCompressedFramer(be.NetConn, be.NetConn, mysqlproto.FramerClient, compressionLevel(cfg.CompressionAlgorithm))
 	}
-	be.status = ok.Status
-	be.touch()
+	be.Status = ok.Status
+	be.Touch()
 	if err := s.st.runInitSQL(be); err != nil {
-		be.close()
+		be.Close()
 		return nil, nil, err
 	}
 	if !first {
 		// A saved login starts with the server's defaults: nothing of the
 		// client's state but what the login itself carried.
-		be.sync = sessvars.Synced{}
+		be.Sync = sessvars.Synced{}
 	}
 	o.servers = append(o.servers, be)
-	s.srv.servers.add(be, s)
+	s.srv.servers.Add(be, s)
 	return be, p, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"obgate/config"
 	"obgate/internal/topology"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/sessvars"
 	"obgate/route"
 )
@@ -33,8 +34,8 @@ type obSession struct {
 	scramble    []byte                        // the scramble obgate showed the client
 	proxySessID uint64
 
-	servers []*serverConn // open server sessions
-	last    *serverConn   // the one the previous statement used
+	servers []*backend.Conn // open server sessions
+	last    *backend.Conn   // the one the previous statement used
 	// pollerFirst is the candidate the poller planned first and left to
 	// a goroutine (its server session was not ready): the goroutine
 	// starts with it instead of a fresh random order, which would favour
@@ -183,7 +184,7 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		o.vars.SetDB(resp.Database)
 		s.setDB(resp.Database)
 	}
-	o.vars.MarkSynced(&o.last.sync)
+	o.vars.MarkSynced(&o.last.Sync)
 	// The client gets a plain OK: the server's status and warnings, without
 	// the OceanBase feedback variables meant for the proxy; an OceanBase
 	// driver that may speak OB 2.0 learns it from ob_capability_flag.
@@ -308,7 +309,7 @@ var errPinnedServerLost = errors.New("the server session this session depends on
 // first candidate with a live or new server session. Idle server sessions
 // that broke are dropped on the way, so a broken idle server session never
 // carries a request.
-func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn, error) {
+func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Conn, error) {
 	s := o.s
 	o.expireServers()
 	req := route.Request{
@@ -317,7 +318,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 		PreferLast: s.cfg.EnableCachedServer,
 	}
 	if o.last != nil {
-		req.Last = o.last.addr
+		req.Last = o.last.Addr
 	}
 	req.Tried = s.st.tried
 	req.SeenGeneration = o.healthGen
@@ -338,8 +339,8 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 		if polled && !o.readyOnPoller(o.last) {
 			return nil, errNotFast
 		}
-		if o.last.alive() {
-			o.notePlan(&rt, o.last.addr)
+		if o.last.Alive() {
+			o.notePlan(&rt, o.last.Addr)
 			return o.last, nil
 		}
 		o.dropServer(o.last)
@@ -371,7 +372,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 			return be, nil
 		}
 		if be := o.findServer(addr); be != nil {
-			if be.alive() {
+			if be.Alive() {
 				o.notePlan(&rt, addr)
 				return be, nil
 			}
@@ -392,19 +393,19 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*serverConn
 // poller: it is open and alive, on netpoll in a framing the poller
 // drives, and has the client's whole session state, with no BEGIN held
 // for it (syncServer would send nothing).
-func (o *obSession) readyOnPoller(be *serverConn) bool {
-	if be == nil || o.heldBegin != nil || !o.vars.InSync(&be.sync) || be.pollIO() == nil || !be.alive() {
+func (o *obSession) readyOnPoller(be *backend.Conn) bool {
+	if be == nil || o.heldBegin != nil || !o.vars.InSync(&be.Sync) || be.PollIO() == nil || !be.Alive() {
 		return false
 	}
-	if np, ok := be.conn.(*npServerConn); ok {
-		np.watchInput(o.s)
+	if np, ok := be.NetConn.(*backend.PolledConn); ok {
+		np.WatchInput(&o.s.drv)
 	}
 	return true
 }
 
-func (o *obSession) findServer(addr string) *serverConn {
+func (o *obSession) findServer(addr string) *backend.Conn {
 	for _, be := range o.servers {
-		if be.addr == addr {
+		if be.Addr == addr {
 			return be
 		}
 	}
@@ -412,9 +413,9 @@ func (o *obSession) findServer(addr string) *serverConn {
 }
 
 // dropServer closes a server session and forgets it.
-func (o *obSession) dropServer(be *serverConn) {
+func (o *obSession) dropServer(be *backend.Conn) {
 	s := o.s
-	be.close()
+	be.Close()
 	if i := slices.Index(o.servers, be); i >= 0 {
 		o.servers = slices.Delete(o.servers, i, i+1)
 	}
@@ -429,7 +430,7 @@ func (o *obSession) dropServer(be *serverConn) {
 // it held the client's open transaction, the transaction is gone with
 // it: the session enters the broken-transaction state, so that the
 // client hears it from its next statement, which must not run elsewhere.
-func (o *obSession) dropBrokenServer(be *serverConn) {
+func (o *obSession) dropBrokenServer(be *backend.Conn) {
 	s := o.s
 	lostTxn := be == o.last && o.serverInTrans()
 	s.diagServerLost(be, nil)
@@ -450,7 +451,7 @@ func (o *obSession) expireServers() {
 	now := time.Now()
 	for i := 0; i < len(o.servers); i++ {
 		be := o.servers[i]
-		if be != o.last && now.Sub(be.lastUsedAt()) > limit {
+		if be != o.last && now.Sub(be.LastUsedAt()) > limit {
 			o.dropServer(be)
 			i--
 		}
@@ -458,27 +459,27 @@ func (o *obSession) expireServers() {
 }
 
 // useServer makes be the session's current server session.
-func (o *obSession) useServer(be *serverConn) {
+func (o *obSession) useServer(be *backend.Conn) {
 	s := o.s
-	be.touch()
+	be.Touch()
 	if o.last == be {
 		return
 	}
 	if o.last != nil {
-		o.last.current.Store(false)
+		o.last.Current.Store(false)
 	}
-	be.current.Store(true)
+	be.Current.Store(true)
 	o.last = be
 	s.backend = be
 	s.sharedBackend.Store(be)
 	s.mu.Lock()
-	s.backendAddr, s.backendID = be.addr, be.threadID
+	s.backendAddr, s.backendID = be.Addr, be.ThreadID
 	s.mu.Unlock()
 }
 
 // serverInTrans reports whether the server side is inside a transaction.
 func (o *obSession) serverInTrans() bool {
-	return o.last != nil && o.last.status.Has(mysqlproto.StatusInTrans)
+	return o.last != nil && o.last.Status.Has(mysqlproto.StatusInTrans)
 }
 
 // syncServer brings be up to date with the client's session state before
@@ -486,27 +487,27 @@ func (o *obSession) serverInTrans() bool {
 // database (COM_INIT_DB), the changed variables (one SET), and a held
 // BEGIN. A server ERR on any step is returned as errServerState wrapping
 // the SQL error.
-func (o *obSession) syncServer(be *serverConn) error {
+func (o *obSession) syncServer(be *backend.Conn) error {
 	s := o.s
-	if !o.vars.InSync(&be.sync) {
-		if lacking, on := o.vars.MultiStatementsLacking(&be.sync); lacking {
+	if !o.vars.InSync(&be.Sync) {
+		if lacking, on := o.vars.MultiStatementsLacking(&be.Sync); lacking {
 			if err := s.st.internalRoundTrip(be, setOptionPayload(on)); err != nil {
 				return err
 			}
 		}
-		if o.vars.DBLacking(&be.sync) && o.vars.DB() != "" {
+		if o.vars.DBLacking(&be.Sync) && o.vars.DB() != "" {
 			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.DB()...)
 			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		if sql := o.vars.ResetSQL(&be.sync); sql != nil {
+		if sql := o.vars.ResetSQL(&be.Sync); sql != nil {
 			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
 			if err := s.st.internalRoundTrip(be, payload); err != nil {
 				return err
 			}
 		}
-		o.vars.MarkSynced(&be.sync)
+		o.vars.MarkSynced(&be.Sync)
 	}
 	if o.heldBegin != nil {
 		payload := append([]byte{byte(mysqlproto.ComQuery)}, o.heldBegin...)
@@ -535,7 +536,7 @@ func proxySessionID(local net.Addr, id uint32) uint64 {
 // closeServers closes every server session of an OceanBase-mode session.
 func (o *obSession) closeServers() {
 	for _, be := range o.servers {
-		be.close()
+		be.Close()
 	}
 	o.servers = nil
 	o.last = nil

@@ -6,6 +6,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -67,7 +68,7 @@ func (o *obSession) closeAll() { o.closeServers() }
 
 // closesIdle: a server session other than the current one (its owner drops
 // it before the next statement).
-func (o *obSession) closesIdle(be *serverConn) bool { return !be.current.Load() }
+func (o *obSession) closesIdle(be *backend.Conn) bool { return !be.Current.Load() }
 
 func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
 	handled, err := o.obCommand(cmd, n, body, whole, start)
@@ -92,16 +93,16 @@ func (o *obSession) acquire(need routeNeed) error {
 	return err
 }
 
-func (o *obSession) serverFor(need routeNeed) (*serverConn, error) { return o.routeStatement(need) }
+func (o *obSession) serverFor(need routeNeed) (*backend.Conn, error) { return o.routeStatement(need) }
 
 // statementServer: outside a transaction, where the statement's long
 // data or cursor is, else where the router says.
-func (o *obSession) statementServer(ps *prepared) (*serverConn, error) {
+func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
 	if !o.serverInTrans() && !o.pinned {
 		if ps.home != nil && o.s.drv.polled {
 			return nil, errNotFast // its home may need a sync
 		}
-		if ps.home != nil && ps.home.alive() {
+		if ps.home != nil && ps.home.Alive() {
 			if err := o.syncServer(ps.home); err == nil {
 				o.useServer(ps.home)
 				return ps.home, nil
@@ -122,9 +123,9 @@ func (o *obSession) routeBy(ps *prepared, execBody []byte) {
 	r.routeBy(ps.sql, &ps.facts, &r.exec)
 }
 
-func (o *obSession) serverSessions() []*serverConn { return o.servers }
+func (o *obSession) serverSessions() []*backend.Conn { return o.servers }
 
-func (o *obSession) dropBroken(be *serverConn) { o.dropBrokenServer(be) }
+func (o *obSession) dropBroken(be *backend.Conn) { o.dropBrokenServer(be) }
 
 func (o *obSession) learnState(state []byte, status mysqlproto.ServerStatus) {
 	o.vars.Learn(state, status, nil)
@@ -159,7 +160,7 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 	if s.cfg.ServerBreakAction == "disconnect" {
 		// ODP's way: the client connection closes.
 		o.dropServer(s.backend)
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
 	}
 	if s.inTrans.Load() || o.serverInTrans() {
 		return s.st.transactionBroke(err)
@@ -167,11 +168,11 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 	return o.serverSessionFailed(err)
 }
 
-func (o *obSession) drop(be *serverConn) { o.dropServer(be) }
+func (o *obSession) drop(be *backend.Conn) { o.dropServer(be) }
 
 // replacement routes the kept request again, by its kept copy, with the
 // BEGIN that went with it held again.
-func (o *obSession) replacement() (*serverConn, error) {
+func (o *obSession) replacement() (*backend.Conn, error) {
 	o.rebindRoute()
 	if o.begunWith != nil {
 		o.heldBegin = o.begunWith
@@ -181,7 +182,7 @@ func (o *obSession) replacement() (*serverConn, error) {
 
 // serverGone: the next statement simply goes to another server session
 // (flash-break avoidance).
-func (o *obSession) serverGone(*serverConn) {}
+func (o *obSession) serverGone(*backend.Conn) {}
 
 // closedIdle: never; a lost server session is replaced.
 func (o *obSession) closedIdle() bool { return false }

@@ -7,6 +7,7 @@ import (
 	"obgate/health"
 	"obgate/internal/failure"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // relayStage says how far a statement got when its relay ended.
@@ -47,7 +48,7 @@ func (st *statement) relayEnd(written int64, err error) outcome {
 	s := st.s
 	be := st.rr.be
 	st.rr.close()
-	be.health.End()
+	be.Health.End()
 	o := outcome{written: written, err: err, stage: stageAnswered}
 	switch {
 	case err == nil:
@@ -65,10 +66,10 @@ func (st *statement) relayEnd(written int64, err error) outcome {
 
 // reportOutcome tells the server's health entry what the try did, when
 // that counts against the server (health.AliveFailure).
-func reportOutcome(be *serverConn, o outcome) {
+func reportOutcome(be *backend.Conn, o outcome) {
 	if reason := health.AliveFailure(health.Outcome{Failure: o.fail, Code: o.errCode,
-		ClosedHere: be.closed.Load(), PeerGone: be.peerGone.Load()}); reason != "" {
-		be.health.AliveFailed(reason)
+		ClosedHere: be.Closed.Load(), PeerGone: be.PeerGone.Load()}); reason != "" {
+		be.Health.AliveFailed(reason)
 	}
 }
 

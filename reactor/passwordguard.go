@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // cleartextPlugins are the client plugins that send the password itself
@@ -55,14 +56,14 @@ func (e *plainPasswordError) Error() string {
 // passwordGuard checks the server's auth packet p, about to be relayed
 // to the client, on server session be; it returns the refusal when the
 // round would carry a TLS client's password over be's plain link.
-func (s *Session) passwordGuard(be *serverConn, p []byte) *plainPasswordError {
-	if be.tls || !s.clientOnTLS() || !askedPassword(p) {
+func (s *Session) passwordGuard(be *backend.Conn, p []byte) *plainPasswordError {
+	if be.TLS || !s.clientOnTLS() || !askedPassword(p) {
 		return nil
 	}
 	s.srv.log.Warn("refused to relay a TLS client's password to a server reached without TLS; set enable_server_ssl",
-		"session", s.id, "server", be.addr)
-	return &plainPasswordError{server: be.addr, reply: mysqlproto.NewSQLError(mysqlproto.ERAccessDenied,
-		"Access denied: the server asked for your password in clear, and obgate reaches server %s without TLS (enable_server_ssl); log in with a scramble-based method such as mysql_native_password, or have obgate use TLS to the server", be.addr)}
+		"session", s.id, "server", be.Addr)
+	return &plainPasswordError{server: be.Addr, reply: mysqlproto.NewSQLError(mysqlproto.ERAccessDenied,
+		"Access denied: the server asked for your password in clear, and obgate reaches server %s without TLS (enable_server_ssl); log in with a scramble-based method such as mysql_native_password, or have obgate use TLS to the server", be.Addr)}
 }
 
 // clientOnTLS reports whether the client's link is TLS.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/route"
 )
@@ -24,7 +25,7 @@ import (
 // cached state, the request goes straight to the server's socket, and the
 // command stops, awaiting its answer (pollAwaiting), without a goroutine.
 // After each read of the server connection the poller relays what arrived
-// (onServerInput → stepPolled → runRelay without waiting), writing it
+// (ServerInput → stepPolled → runRelay without waiting), writing it
 // straight to the client's socket, and once the answer is whole it does
 // the after-response bookkeeping and ends the command there too.
 //
@@ -34,9 +35,9 @@ import (
 // goroutine), and only when it is open, alive and has the client's whole
 // session state (obSession.readyOnPoller); a held BEGIN, a dial or a
 // variable sync goes to a goroutine. The request is framed as OB 2.0 into
-// a pooled chunk and written without waiting (serverConn.tryRequest);
+// a pooled chunk and written without waiting (backend.Conn.TryRequest);
 // answer frames that arrived whole are unframed from the server
-// connection's input buffer into the relay's chunk (serverio_poll.go),
+// connection's input buffer into the relay's chunk (backend/io_poll.go),
 // where the terminators are rewritten for the client as on a goroutine. A
 // timer (armAnswerTimer) moves a command whose answer is overdue to a
 // goroutine, whose read then meets the deadline relayBegin set.
@@ -156,7 +157,7 @@ type answerWait struct {
 	// ps and psServer are the prepared statement of an execute and its
 	// server session (ranStatement).
 	ps       *prepared
-	psServer *serverConn
+	psServer *backend.Conn
 	// closeID and closeAt are the client's statement id of a
 	// COM_STMT_CLOSE and the index, in the side's server sessions, of the
 	// one whose socket did not take it whole.
@@ -188,9 +189,9 @@ func (d *driver) onClientInput() {
 	}
 }
 
-// onServerInput runs on the poller after each read of one of the
+// ServerInput runs on the poller after each read of one of the
 // session's server connections.
-func (d *driver) onServerInput() {
+func (d *driver) ServerInput() {
 	s := d.s
 	defer s.containPanic(panicPoller)
 	if d.poll.Load() == pollAwaiting && d.stepPolled() {
@@ -348,13 +349,13 @@ func (d *driver) stepPolled() bool {
 	}
 	written, err := st.runRelay(false)
 	switch err {
-	case errWouldBlock:
+	case backend.ErrWouldBlock:
 		d.poll.Store(pollAwaiting)
 		if d.kicked.Load() && d.poll.CompareAndSwap(pollAwaiting, pollNone) {
 			d.handOff(resumeRelay)
 		}
 		return false
-	case errHandOff:
+	case backend.ErrHandOff:
 		d.poll.Store(pollNone)
 		d.handOff(resumeRelay)
 		return false
@@ -390,6 +391,10 @@ func (d *driver) kickPolled() {
 		d.handOff(resumeRelay)
 	}
 }
+
+// ServerHungUp is kickPolled for a server connection that ended
+// (backend's InputWatcher). Any goroutine.
+func (d *driver) ServerHungUp() { d.kickPolled() }
 
 // armAnswerTimer has the command awaiting its answer on the poller
 // kicked off it after d. The command's owner.
@@ -520,12 +525,12 @@ func (st *statement) sendUnsent() error {
 		}
 		return nil
 	}
-	err := s.backend.writeRaw(p)
+	err := s.backend.WriteRaw(p)
 	if chunk != nil {
 		connio.PutChunk(chunk)
 	}
 	if err != nil {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 )
 
@@ -42,7 +43,7 @@ import (
 // progress. The command's owner (the poller, then a goroutine it hands
 // the command to) uses it; be is nil when none is in progress.
 type polledPrepare struct {
-	be  *serverConn
+	be  *backend.Conn
 	ps  *prepared
 	id  uint32     // the client's statement id
 	win respWindow // a chunk holding what arrived of the answer
@@ -64,10 +65,10 @@ var errPrepareMismatch = errors.New("statement prepared again has another shape"
 // errNotFast when the command is better served on a goroutine from its
 // start (nothing was sent; or be took part of the request and is closed,
 // being out of step).
-func (st *statement) preparePolled(be *serverConn, ps *prepared, id uint32) error {
+func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) error {
 	s := st.s
 	n := 1 + len(ps.sql)
-	if s.drv.rePrepared || n > classifyLen || be.pollIO() == nil {
+	if s.drv.rePrepared || n > classifyLen || be.PollIO() == nil {
 		return errNotFast
 	}
 	pkt := connio.GetChunk(mysqlproto.HeaderLen + n)
@@ -75,21 +76,21 @@ func (st *statement) preparePolled(be *serverConn, ps *prepared, id uint32) erro
 	mysqlproto.PutHeader(pkt, n, 0)
 	pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtPrepare)
 	copy(pkt[mysqlproto.HeaderLen+1:], ps.sql)
-	rest, owned, raw := be.tryRequest(pkt, false)
+	rest, owned, raw := be.TryRequest(pkt, false)
 	if owned != nil {
 		connio.PutChunk(owned)
 	}
 	connio.PutChunk(pkt)
 	if rest != nil {
 		if raw {
-			be.close() // part of a request went out: out of step
+			be.Close() // part of a request went out: out of step
 		}
 		return errNotFast
 	}
 	st.prep = polledPrepare{be: be, ps: ps, id: id, win: respWindow{buf: connio.GetChunk(4096)}, at: time.Now()}
-	s.scanner.Reset(mysqlproto.ComStmtPrepare, s.caps, be.status)
+	s.scanner.Reset(mysqlproto.ComStmtPrepare, s.caps, be.Status)
 	if timeout := s.cfg.ShortAsyncTaskTimeout; timeout > 0 {
-		_ = be.conn.SetReadDeadline(st.prep.at.Add(timeout)) // for a goroutine's reads
+		_ = be.NetConn.SetReadDeadline(st.prep.at.Add(timeout)) // for a goroutine's reads
 		s.drv.armAnswerTimer(timeout)
 	}
 	return errAwaiting
@@ -107,10 +108,10 @@ func (st *statement) readPrepare(block bool) error {
 	p := &st.prep
 	be := p.be
 	sc := &s.scanner
-	var pio pollIO
+	var pio backend.PollIO
 	if !block {
-		if pio = be.pollIO(); pio == nil {
-			return errHandOff
+		if pio = be.PollIO(); pio == nil {
+			return backend.ErrHandOff
 		}
 	}
 	for {
@@ -119,7 +120,7 @@ func (st *statement) readPrepare(block bool) error {
 		switch ev {
 		case mysqlproto.ScanTerminator:
 			if !sc.IsErr() {
-				be.status = sc.Status()
+				be.Status = sc.Status()
 			}
 			continue
 		case mysqlproto.ScanPrepared:
@@ -135,10 +136,10 @@ func (st *statement) readPrepare(block bool) error {
 				return errors.New("server sent bytes after its response")
 			}
 			if block {
-				if err := be.finishResponse(); err != nil {
+				if err := be.FinishResponse(); err != nil {
 					return err
 				}
-			} else if err := pio.tryFinish(); err != nil {
+			} else if err := pio.TryFinish(); err != nil {
 				return err // errWouldBlock: its final frame is on its way
 			}
 			return st.notePrepare()
@@ -153,7 +154,7 @@ func (st *statement) readPrepare(block bool) error {
 		}
 		if k == 0 {
 			if err == nil {
-				err = errWouldBlock
+				err = backend.ErrWouldBlock
 			}
 			return err
 		}
@@ -173,9 +174,9 @@ func (st *statement) notePrepare() error {
 	sid, columns, params := sc.Prepared()
 	if params != p.ps.params || columns != p.ps.columns {
 		return fmt.Errorf("%w on %s: %d parameters and %d columns, not %d and %d",
-			errPrepareMismatch, p.be.addr, params, columns, p.ps.params, p.ps.columns)
+			errPrepareMismatch, p.be.Addr, params, columns, p.ps.params, p.ps.columns)
 	}
-	p.be.stmtSet(p.id, sid)
+	p.be.StmtSet(p.id, sid)
 	return nil
 }
 
@@ -188,14 +189,14 @@ func (st *statement) endPolledPrepare(err error) {
 	var se *mysqlproto.SQLError
 	if err != nil && !errors.As(err, &se) && !errors.Is(err, errPrepareMismatch) {
 		if !st.s.clientLeft() { // else obgate cut the answer short itself
-			st.s.srv.log.Warn("server session out of step after a prepare", "session", st.s.id, "server", be.addr, "err", err)
+			st.s.srv.log.Warn("server session out of step after a prepare", "session", st.s.id, "server", be.Addr, "err", err)
 		}
-		be.close()
+		be.Close()
 	}
 	if err == nil {
 		polledPrepares.Add(1)
 	}
-	_ = be.conn.SetReadDeadline(time.Time{})
+	_ = be.NetConn.SetReadDeadline(time.Time{})
 	connio.PutChunk(p.win.buf)
 	*p = polledPrepare{}
 }
@@ -208,7 +209,7 @@ func (d *driver) stepPrepare() bool {
 	s := d.s
 	st := s.st
 	err := st.readPrepare(false)
-	if err == errWouldBlock {
+	if err == backend.ErrWouldBlock {
 		d.poll.Store(pollAwaiting)
 		if d.kicked.Load() && d.poll.CompareAndSwap(pollAwaiting, pollNone) {
 			d.handOff(resumePrepare)

@@ -10,13 +10,14 @@ import (
 	"obgate/health"
 	"obgate/internal/failure"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/route"
 )
 
 // Prepared statements, in both routing modes. The client sees obgate's
 // own statement ids; each server session maps them to its own
-// (serverConn.stmts). A statement runs on any server session: where it is
+// (backend.Conn.Stmts). A statement runs on any server session: where it is
 // not prepared yet, obgate prepares it there first (from the text it
 // kept), and an execute that did not carry its parameter types gets the
 // types of an earlier one. So a session with prepared statements is not
@@ -31,8 +32,8 @@ type prepared struct {
 	sql     []byte // the COM_STMT_PREPARE payload after the command byte
 	params  uint16
 	columns uint16
-	types   []byte      // parameter types from the last execute that sent them
-	home    *serverConn // where long data or an open cursor lives
+	types   []byte        // parameter types from the last execute that sent them
+	home    *backend.Conn // where long data or an open cursor lives
 	kind    route.StmtKind
 	facts   route.Facts // of sql, which it borrows: executes are routed by it
 	// answer is the answer the client got to its prepare, while capture
@@ -143,7 +144,7 @@ func (t *stmtTable) reset() {
 }
 
 // leftHome forgets be as the home of any statement: be is gone.
-func (t *stmtTable) leftHome(be *serverConn) {
+func (t *stmtTable) leftHome(be *backend.Conn) {
 	for _, p := range t.byID {
 		if p.home == be {
 			p.home = nil
@@ -251,7 +252,7 @@ func (st *statement) notePrepared(pkt []byte) {
 	p.columns = binary.LittleEndian.Uint16(pkt[5:])
 	p.params = binary.LittleEndian.Uint16(pkt[7:])
 	id := s.stmts.add(p)
-	s.backend.stmtSet(id, serverID)
+	s.backend.StmtSet(id, serverID)
 	binary.LittleEndian.PutUint32(pkt[1:], id)
 }
 
@@ -317,7 +318,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 			switch {
 			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.params):
 				ps.types = append(ps.types[:0], body[boundAt+1:boundAt+1+2*int(ps.params)]...)
-				be.stmtBound(id)
+				be.StmtBound(id)
 				// It carries its parameter types: any server session
 				// where the statement is prepared can run it.
 				st.retryPS, st.retryPSID = ps, id
@@ -344,7 +345,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 
 // ranStatement notes where ps's long data or cursor is after cmd ran on
 // be.
-func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *serverConn) {
+func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *backend.Conn) {
 	s := st.s
 	switch cmd {
 	case mysqlproto.ComStmtSendLongData:
@@ -366,14 +367,14 @@ func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *serv
 // the retry budget, unless the session is bound to it: the client's
 // request was not sent yet, so trying elsewhere is safe for any
 // statement.
-func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint32, bool, error) {
+func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uint32, bool, error) {
 	s := st.s
 	for {
 		be, err := s.side.statementServer(ps)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		sid, bound, ok := be.stmtGet(id)
+		sid, bound, ok := be.StmtGet(id)
 		if ok {
 			return be, sid, bound, nil
 		}
@@ -384,7 +385,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 		}
 		sid, err = st.prepareOn(be, ps)
 		if err == nil {
-			be.stmtSet(id, sid)
+			be.StmtSet(id, sid)
 			return be, sid, false, nil
 		}
 		var se *mysqlproto.SQLError
@@ -403,11 +404,11 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 			return nil, 0, false, err
 		}
 		st.resends++
-		st.tried = append(st.tried, be.addr)
+		st.tried = append(st.tried, be.Addr)
 		s.side.drop(be)
 		if isERR {
 			if health.AliveFailureERR(se.Code) {
-				be.health.AliveFailed(health.ERRReason(se.Code))
+				be.Health.AliveFailed(health.ERRReason(se.Code))
 			}
 			s.srv.metrics.retried(se.Code)
 		}
@@ -416,7 +417,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*serverConn, uint3
 
 // prepareOn prepares ps on be, where the client never prepared it, and
 // returns be's statement id.
-func (st *statement) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
+func (st *statement) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
 	s := st.s
 	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
 	sid, params, columns, err := s.st.internalPrepare(be, payload)
@@ -425,7 +426,7 @@ func (st *statement) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
 	}
 	if params != ps.params || columns != ps.columns {
 		return 0, fmt.Errorf("statement prepared again on %s has %d parameters and %d columns, not %d and %d",
-			be.addr, params, columns, ps.params, ps.columns)
+			be.Addr, params, columns, ps.params, ps.columns)
 	}
 	return sid, nil
 }
@@ -433,7 +434,7 @@ func (st *statement) prepareOn(be *serverConn, ps *prepared) (uint32, error) {
 // executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
 // types to a server session that never saw them, with the types of the
 // client's earlier execute put in.
-func (st *statement) executeWithTypes(n int, ps *prepared, be *serverConn, boundAt int, start time.Time) error {
+func (st *statement) executeWithTypes(n int, ps *prepared, be *backend.Conn, boundAt int, start time.Time) error {
 	s := st.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
@@ -452,7 +453,7 @@ func (st *statement) executeWithTypes(n int, ps *prepared, be *serverConn, bound
 	if err := st.sendRequest(be, out); err != nil {
 		return st.answerFailure(err, ps.kind, start)
 	}
-	be.stmtBound(binary.LittleEndian.Uint32(body))
+	be.StmtBound(binary.LittleEndian.Uint32(body))
 	if ok, err := st.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
 		return err
 	}
@@ -508,17 +509,17 @@ func (st *statement) closeOn(id uint32, from int) error {
 	more := s.drv.polled && s.drv.clientNP.Buffered() > 0
 	for i := from; i >= 0; i-- {
 		be := servers[i]
-		sid, _, ok := be.stmtGet(id)
+		sid, _, ok := be.StmtGet(id)
 		if !ok {
 			continue
 		}
-		be.stmtDelete(id)
+		be.StmtDelete(id)
 		pkt := &s.stmts.closing
 		pkt[0] = 5 // payload length; sequence 0
 		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
 		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
 		if s.drv.polled {
-			rest, owned, raw := be.tryRequest(pkt[:], more)
+			rest, owned, raw := be.TryRequest(pkt[:], more)
 			if rest == nil {
 				continue
 			}
@@ -527,7 +528,7 @@ func (st *statement) closeOn(id uint32, from int) error {
 			w.closeID, w.closeAt = id, i
 			return errCloseRest
 		}
-		if err := be.writeRequest(pkt[:], true, true); err != nil {
+		if err := be.WriteRequest(pkt[:], true, true); err != nil {
 			s.side.dropBroken(be)
 		}
 	}
@@ -545,9 +546,9 @@ func (st *statement) finishClose() error {
 	w.unsent, w.unsentChunk = nil, nil
 	var err error
 	if w.partial {
-		err = be.writeRaw(p)
+		err = be.WriteRaw(p)
 	} else {
-		err = be.writeRequest(p, true, true)
+		err = be.WriteRequest(p, true, true)
 	}
 	if chunk != nil {
 		connio.PutChunk(chunk)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // responseRelay is the relay of one server answer to the client in
@@ -15,7 +16,7 @@ import (
 // that may wait (statement path, poller.go). One loop (runRelay) serves
 // both.
 type responseRelay struct {
-	be  *serverConn
+	be  *backend.Conn
 	win respWindow
 	// win.buf[:dec] is decided and not yet written to the client.
 	dec     int
@@ -38,25 +39,16 @@ type responseRelay struct {
 	sentAt, firstAt time.Time
 }
 
-// errWouldBlock stops runRelay on the poller where it would wait for the
-// server; errHandOff where the rest must run on a goroutine that may
-// wait (the client did not take a write whole, an upload, a failed
-// server connection).
-var (
-	errWouldBlock = errors.New("relay waits for the server")
-	errHandOff    = errors.New("relay goes on off the poller")
-)
-
 // relayBegin opens the relay of the answer to cmd from the session's
 // current server session and counts the statement into its server's
 // health entry.
 func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	s := st.s
 	be := s.backend
-	be.health.Begin()
+	be.Health.Begin()
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)
-	if be.obCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
+	if be.OBCaps.Has(mysqlproto.OBCapExtraOKPacketForStatistics) {
 		sc.ExpectExtraOK()
 	}
 	sentAt := st.requestAt
@@ -66,7 +58,7 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	}
 	if d := s.side.answerTimeout(); d > 0 {
 		// The answer is due d after the request went out.
-		_ = be.conn.SetReadDeadline(sentAt.Add(d))
+		_ = be.NetConn.SetReadDeadline(sentAt.Add(d))
 		if s.drv.polled {
 			s.drv.armAnswerTimer(d) // nobody reads with the deadline on the poller
 		}
@@ -103,10 +95,10 @@ func (st *statement) runRelay(block bool) (int64, error) {
 	s := st.s
 	r := &st.rr
 	sc := &s.scanner
-	var pio pollIO // reads a chunk on the poller
+	var pio backend.PollIO // reads a chunk on the poller
 	if !block && r.win.np == nil {
-		if pio = r.be.pollIO(); pio == nil {
-			return r.written, errHandOff // a chunk this serverIO fills by waiting reads
+		if pio = r.be.PollIO(); pio == nil {
+			return r.written, backend.ErrHandOff // a chunk this serverIO fills by waiting reads
 		}
 	}
 	serverFail := func(err error) error {
@@ -138,7 +130,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 		if !block && (ev == mysqlproto.ScanLocalInfile || ev == mysqlproto.ScanAuthContinue) {
 			r.pending, r.hasPending = ev, true
-			return r.written, errHandOff
+			return r.written, backend.ErrHandOff
 		}
 		switch ev {
 		case mysqlproto.ScanNeedMore:
@@ -150,18 +142,18 @@ func (st *statement) runRelay(block bool) (int64, error) {
 					var err error
 					if pio != nil {
 						// The final frame may still be on its way.
-						if err = pio.tryFinish(); err == errWouldBlock || err == errHandOff {
+						if err = pio.TryFinish(); err == backend.ErrWouldBlock || err == backend.ErrHandOff {
 							return r.written, err
 						}
 					} else {
-						err = r.be.finishResponse()
+						err = r.be.FinishResponse()
 					}
 					r.ended = true
 					if err != nil {
 						// The answer is whole; the server session is out of
 						// step and is not used again.
-						s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", r.be.addr, "err", err)
-						r.be.close()
+						s.srv.log.Warn("server session out of step after a response", "session", s.id, "server", r.be.Addr, "err", err)
+						r.be.Close()
 					}
 					if r.written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
 						st.heldERR = append(st.heldERR[:0], r.win.buf[:r.dec]...)
@@ -180,19 +172,19 @@ func (st *statement) runRelay(block bool) (int64, error) {
 			if pio != nil {
 				k, err := r.win.tryFill(pio, sc.Want())
 				if k == 0 {
-					if err == nil || err == errWouldBlock {
-						return r.written, errWouldBlock
+					if err == nil || err == backend.ErrWouldBlock {
+						return r.written, backend.ErrWouldBlock
 					}
-					return r.written, errHandOff // answered off the poller
+					return r.written, backend.ErrHandOff // answered off the poller
 				}
 				s.srv.metrics.bytesFromServer.Add(k)
 				continue
 			}
 			if !block && !r.win.ready(sc.Want()) {
 				if !r.win.np.Connection.IsActive() {
-					return r.written, errHandOff // the failure is answered off the poller
+					return r.written, backend.ErrHandOff // the failure is answered off the poller
 				}
-				return r.written, errWouldBlock
+				return r.written, backend.ErrWouldBlock
 			}
 			k, err := r.win.fill(r.be, sc.Want())
 			if k == 0 && err != nil {
@@ -212,7 +204,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				// The client never offered its files: a server that asks
 				// anyway is broken or hostile, and some clients would
 				// answer. The request never reaches the client.
-				r.be.close()
+				r.be.Close()
 				return r.written, quitWith(QuitServerProto, errLocalInfileNotOffered,
 					mysqlproto.NewSQLError(mysqlproto.ERNotAllowedCommand,
 						"The used command is not allowed: the server asked for a local file, and this client did not enable LOCAL INFILE"))
@@ -229,7 +221,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 			}
 		case mysqlproto.ScanAuthContinue:
 			if perr := s.passwordGuard(r.be, sc.Packet()); perr != nil {
-				r.be.close()
+				r.be.Close()
 				return r.written, quitWith(QuitAuthFailed, perr, perr.reply)
 			}
 			if err := st.flushDecided(true, true); err != nil {
@@ -285,7 +277,7 @@ func (st *statement) flushDecided(final, block bool) error {
 		}
 		if r.dec > 0 {
 			r.unsent = true
-			return errHandOff
+			return backend.ErrHandOff
 		}
 		return nil
 	}

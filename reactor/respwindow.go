@@ -3,6 +3,7 @@ package reactor
 import (
 	"github.com/cloudwego/netpoll"
 
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 )
 
@@ -26,16 +27,16 @@ type respWindow struct {
 	buf []byte
 	end int // buf[:end] holds received bytes
 
-	np *npServerConn  // view mode; nil for a chunk
-	in netpoll.Reader // np's input buffer
+	np *backend.PolledConn // view mode; nil for a chunk
+	in netpoll.Reader      // np's input buffer
 }
 
 // newRespWindow opens a window on be's answer: a view when be is a plain
 // netpoll server connection and the side never rewrites terminators,
-// else a chunk. A view holds the connection (npServerConn.enter), so a
+// else a chunk. A view holds the connection (backend.PolledConn.Enter), so a
 // Close from another goroutine only shuts it down until close.
-func newRespWindow(be *serverConn, view bool) respWindow {
-	if nc, ok := be.conn.(*npServerConn); ok && view && be.ob20 == nil && be.comp == nil && nc.enter() {
+func newRespWindow(be *backend.Conn, view bool) respWindow {
+	if nc, ok := be.NetConn.(*backend.PolledConn); ok && view && be.OB20 == nil && be.Comp == nil && nc.Enter() {
 		return respWindow{np: nc, in: nc.Connection.Reader()}
 	}
 	return respWindow{buf: connio.GetChunk(connio.ChunkSize)}
@@ -43,7 +44,7 @@ func newRespWindow(be *serverConn, view bool) respWindow {
 
 func (w *respWindow) close() {
 	if w.np != nil {
-		w.np.exit()
+		w.np.Exit()
 		return
 	}
 	connio.PutChunk(w.buf)
@@ -51,16 +52,16 @@ func (w *respWindow) close() {
 
 // fill waits for more of the answer: at least one more byte, and at least
 // want bytes in all. It returns how many bytes arrived.
-func (w *respWindow) fill(be *serverConn, want int) (int, error) {
+func (w *respWindow) fill(be *backend.Conn, want int) (int, error) {
 	if w.np == nil {
 		w.grow(want)
-		k, err := be.read(w.buf[w.end:])
+		k, err := be.Read(w.buf[w.end:])
 		w.end += k
 		return k, err
 	}
 	n := max(want, w.end+1)
 	if w.in.Len() < n {
-		w.np.rb.BeforeWait(n)
+		w.np.Bound.BeforeWait(n)
 		if _, err := w.in.Peek(n); err != nil {
 			return 0, err
 		}
@@ -70,15 +71,15 @@ func (w *respWindow) fill(be *serverConn, want int) (int, error) {
 
 // tryFill is fill for a chunk on the poller: it adds what arrived of the
 // answer without waiting (pio reads it), errWouldBlock when nothing did.
-func (w *respWindow) tryFill(pio pollIO, want int) (int, error) {
+func (w *respWindow) tryFill(pio backend.PollIO, want int) (int, error) {
 	w.grow(want)
-	k, err := pio.tryRead(w.buf[w.end:])
-	if re, ok := err.(*frameRoomError); ok && w.end+re.need <= maxView {
-		w.grow(w.end + re.need)
-		k, err = pio.tryRead(w.buf[w.end:])
+	k, err := pio.TryRead(w.buf[w.end:])
+	if re, ok := err.(*backend.FrameRoomError); ok && w.end+re.Need <= backend.MaxView {
+		w.grow(w.end + re.Need)
+		k, err = pio.TryRead(w.buf[w.end:])
 	}
-	if _, ok := err.(*frameRoomError); ok {
-		err = errHandOff
+	if _, ok := err.(*backend.FrameRoomError); ok {
+		err = backend.ErrHandOff
 	}
 	w.end += k
 	return k, err
@@ -109,7 +110,7 @@ func (w *respWindow) ready(want int) bool {
 	if w.in.Len() >= n {
 		return true
 	}
-	w.np.rb.BeforeWait(n)
+	w.np.Bound.BeforeWait(n)
 	return w.in.Len() >= n
 }
 
@@ -118,21 +119,18 @@ func (w *respWindow) ready(want int) bool {
 func (w *respWindow) view(n int) int {
 	// A view over several buffer nodes is copied into one by netpoll, so
 	// it is capped.
-	p, _ := w.in.Peek(max(n, min(w.in.Len(), maxView)))
+	p, _ := w.in.Peek(max(n, min(w.in.Len(), backend.MaxView)))
 	k := len(p) - w.end
 	w.buf, w.end = p, len(p)
 	return k
 }
-
-// maxView bounds a view of a netpoll input buffer.
-const maxView = 4 * connio.ChunkSize
 
 // more extends a view, without waiting, over bytes that arrived after it
 // was taken, so that an answer the poller read in two pieces still goes
 // to the client in one write; it reports whether it did. A chunk never
 // grows this way (it is refilled by fill).
 func (w *respWindow) more() (int, bool) {
-	if w.np == nil || w.end >= maxView || w.in.Len() <= w.end {
+	if w.np == nil || w.end >= backend.MaxView || w.in.Len() <= w.end {
 		return 0, false
 	}
 	return w.view(w.end), true
@@ -148,7 +146,7 @@ func (w *respWindow) consumed(n int) {
 	rest := w.end - n
 	_ = w.in.Skip(n)
 	_ = w.in.Release()
-	w.np.rb.AfterConsume()
+	w.np.Bound.AfterConsume()
 	w.buf, w.end = nil, 0
 	if rest > 0 {
 		w.buf, _ = w.in.Peek(rest) // buffered already: no wait

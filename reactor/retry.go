@@ -7,6 +7,7 @@ import (
 
 	"obgate/internal/failure"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
 
@@ -130,7 +131,7 @@ func (st *statement) rollbackByClosing(code uint16) error {
 // server's address.
 func (st *statement) closeRefusingServer(what string, code uint16) string {
 	s := st.s
-	addr := s.backend.addr
+	addr := s.backend.Addr
 	s.srv.log.Info("server refused "+what+"; its server session is closed, which rolls the transaction back",
 		"session", s.id, "server", addr, "code", code)
 	s.side.drop(s.backend)
@@ -149,8 +150,8 @@ func (st *statement) resendKept(o outcome) bool {
 	st.resends++
 	from := ""
 	if failed := s.backend; failed != nil {
-		from = failed.addr
-		st.tried = append(st.tried, failed.addr)
+		from = failed.Addr
+		st.tried = append(st.tried, failed.Addr)
 		if o.fail != failure.HeldERR {
 			s.diagServerLost(failed, o.err) // it broke under the statement
 		}
@@ -164,9 +165,9 @@ func (st *statement) resendKept(o outcome) bool {
 		return false
 	}
 	st.beforeRequest()
-	if err := be.writeRequest(st.kept, true, true); err != nil {
+	if err := be.WriteRequest(st.kept, true, true); err != nil {
 		s.side.drop(be)
-		be.close()
+		be.Close()
 		return false
 	}
 	if o.fail == failure.HeldERR {
@@ -174,32 +175,32 @@ func (st *statement) resendKept(o outcome) bool {
 	} else {
 		s.srv.metrics.resent.Inc()
 	}
-	s.srv.log.Debug("statement sent again to another server", "session", s.id, "server", be.addr,
+	s.srv.log.Debug("statement sent again to another server", "session", s.id, "server", be.Addr,
 		"after", o.fail.String(), "code", o.errCode)
-	st.diagRetry(from, be.addr, o.errCode, o.fail.String())
+	st.diagRetry(from, be.Addr, o.errCode, o.fail.String())
 	return true
 }
 
 // repatch makes req, the statement's COM_STMT_EXECUTE, fit be: the
 // statement is prepared there (again) when needed and its id written into
 // the request.
-func (st *statement) repatch(be *serverConn, req []byte) bool {
+func (st *statement) repatch(be *backend.Conn, req []byte) bool {
 	s := st.s
 	ps, id := st.retryPS, st.retryPSID
 	if ps == nil || len(req) < mysqlproto.HeaderLen+5 {
 		return false
 	}
-	sid, _, ok := be.stmtGet(id)
+	sid, _, ok := be.StmtGet(id)
 	if !ok {
 		var err error
 		if sid, err = st.prepareOn(be, ps); err != nil {
-			s.srv.log.Debug("prepare for a retry failed", "session", s.id, "server", be.addr, "err", err)
+			s.srv.log.Debug("prepare for a retry failed", "session", s.id, "server", be.Addr, "err", err)
 			return false
 		}
-		be.stmtSet(id, sid)
+		be.StmtSet(id, sid)
 	}
 	if ps.params > 0 {
-		be.stmtBound(id)
+		be.StmtBound(id)
 	}
 	st.patchID = sid
 	binary.LittleEndian.PutUint32(req[mysqlproto.HeaderLen+1:], sid)

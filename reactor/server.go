@@ -18,6 +18,7 @@ import (
 	"obgate/metrics"
 	"obgate/mysqlproto"
 	"obgate/reactor/admission"
+	"obgate/reactor/backend"
 	"obgate/reactor/handover"
 	"obgate/reactor/sessionid"
 	"obgate/route"
@@ -79,8 +80,8 @@ type Server struct {
 	health      *health.Monitor
 	router      *route.Router
 
-	servers serverRegistry // open server sessions by server address
-	hashes  userHashes     // mysql.user hashes (mysql routing mode)
+	servers backend.Registry // open server sessions by server address
+	hashes  userHashes       // mysql.user hashes (mysql routing mode)
 
 	ids               sessionid.Generator
 	stopSweep         chan struct{}
@@ -150,10 +151,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	srv.tls.init(serverTLS)
 
-	if w, err := newServerWatch(); err == nil {
-		srv.servers.watch = w
-		w.recover = srv.recoverBackground
-		w.start()
+	if w, err := backend.NewWatch(func(v any) { srv.caughtPanic(panicServerWatch, 0, v) }); err == nil {
+		srv.servers.Watch = w
+		w.Start()
 	} else {
 		srv.log.Warn("server close events cannot be watched; broken idle server sessions are found by a peek", "err", err)
 	}
@@ -337,8 +337,8 @@ func (srv *Server) closePoller() {
 	if srv.poller != nil {
 		srv.poller.close()
 	}
-	if srv.servers.watch != nil {
-		srv.servers.watch.close()
+	if srv.servers.Watch != nil {
+		srv.servers.Watch.Close()
 	}
 	srv.stopSweepOnce.Do(func() {
 		close(srv.stopSweep)

@@ -12,6 +12,7 @@ import (
 	"obgate/config"
 	"obgate/internal/topology"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/route"
 )
@@ -62,8 +63,8 @@ type Session struct {
 	my   *mysqlSide
 	// backend is the server session of the statement in progress or the
 	// last one (owned); sharedBackend publishes it to other goroutines.
-	backend       *serverConn
-	sharedBackend atomic.Pointer[serverConn]
+	backend       *backend.Conn
+	sharedBackend atomic.Pointer[backend.Conn]
 
 	published        // shared, under its mu: what SHOW PROXYSESSION and KILL read
 	activity         // shared counters
@@ -335,7 +336,7 @@ func (s *Session) sayShutdown() {
 // is blocked on fails. The owner then tears the session down.
 func (s *Session) interrupt() {
 	if be := s.sharedBackend.Load(); be != nil {
-		be.close()
+		be.Close()
 	}
 	s.drv.breakTransport()
 }
@@ -365,7 +366,7 @@ func (srv *Server) serverAnswers(addr string) bool {
 	if err != nil {
 		return false
 	}
-	be.close()
+	be.Close()
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/sessvars"
 )
 
@@ -37,7 +38,7 @@ type obSnapshot struct {
 	servers []ServerSessionInfo
 	ver     uint64 // vars.ver it reflects
 	nserver int
-	last    *serverConn
+	last    *backend.Conn
 }
 
 // publishOB refreshes the snapshot when the variables or the server
@@ -69,13 +70,13 @@ func (o *obSession) publishOB() {
 	for _, be := range o.servers {
 		proto := "mysql"
 		switch {
-		case be.ob20 != nil:
+		case be.OB20 != nil:
 			proto = "ob20"
-		case be.comp != nil:
+		case be.Comp != nil:
 			proto = "compressed"
 		}
-		servers = append(servers, ServerSessionInfo{Addr: be.addr, ID: be.threadID, Protocol: proto, TLS: be.tls,
-			InTrans: be.status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.lastUsedAt()})
+		servers = append(servers, ServerSessionInfo{Addr: be.Addr, ID: be.ThreadID, Protocol: proto, TLS: be.TLS,
+			InTrans: be.Status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.LastUsedAt()})
 	}
 	o.snap = obSnapshot{ver: o.vars.Version(), nserver: len(o.servers), last: o.last}
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 
 	"obgate/config"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/reactor/handover"
 	"obgate/route"
 )
@@ -46,7 +47,7 @@ type serverSide interface {
 	// explain is EXPLAIN ROUTE (ExplainRoute).
 	explain(stmt []byte) RouteExplanation
 	// current is the server session the last statement used, or nil.
-	current() *serverConn
+	current() *backend.Conn
 	// killSession runs KILL [QUERY] of target, another session.
 	killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error
 	// serverIDOwner is the session holding the server connection id, or
@@ -68,11 +69,11 @@ type serverSide interface {
 	closeAll()
 	// serverGone is told, on the server watch's goroutine, that a server
 	// closed be.
-	serverGone(be *serverConn)
+	serverGone(be *backend.Conn)
 	// closesIdle reports whether be, one of the session's server sessions,
 	// may be closed by the idle sweeper after server_idle_timeout; the
 	// sweeper's goroutine calls it.
-	closesIdle(be *serverConn) bool
+	closesIdle(be *backend.Conn) bool
 	// closedIdle reports that the session must close because its server
 	// closed its connection; any goroutine may call it.
 	closedIdle() bool
@@ -99,15 +100,15 @@ type serverSide interface {
 	routeBy(ps *prepared, execBody []byte)
 	// serverFor makes the server session that runs the next statement
 	// current, brought up to date, and returns it (acquire's work).
-	serverFor(need routeNeed) (*serverConn, error)
+	serverFor(need routeNeed) (*backend.Conn, error)
 	// statementServer is serverFor for an execute (or long data, reset,
 	// fetch) of ps: where its long data or cursor is, when that matters.
-	statementServer(ps *prepared) (*serverConn, error)
+	statementServer(ps *prepared) (*backend.Conn, error)
 	// serverSessions are the session's open server sessions.
-	serverSessions() []*serverConn
+	serverSessions() []*backend.Conn
 	// dropBroken forgets a server session a command that does not route
 	// found broken (COM_STMT_CLOSE, a KILL of the session's own server).
-	dropBroken(be *serverConn)
+	dropBroken(be *backend.Conn)
 	// learnState learns from the session-state changes of an OK that
 	// answered one of obgate's own commands.
 	learnState(state []byte, status mysqlproto.ServerStatus)
@@ -132,8 +133,8 @@ type serverSide interface {
 	holdsERR(code uint16) bool
 	// drop forgets a server session that failed a statement about to go
 	// elsewhere; replacement returns the server session it goes to.
-	drop(be *serverConn)
-	replacement() (*serverConn, error)
+	drop(be *backend.Conn)
+	replacement() (*backend.Conn, error)
 
 	// The hot upgrade's hand-over (handover.go), per mode; the session's
 	// owner calls them at an idle point.
@@ -150,5 +151,5 @@ type serverSide interface {
 	// adoptRecord gives a session being adopted the mode's records of h;
 	// server is the handed-over server connection, nil when none came.
 	// The side owns server from then on, whatever it returns.
-	adoptRecord(h *handover.State, server *npServerConn) error
+	adoptRecord(h *handover.State, server *backend.PolledConn) error
 }

@@ -7,6 +7,7 @@ import (
 
 	"obgate/internal/obpart"
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 )
 
 // sweepInterval is how often the idle sweeper looks at every session. It
@@ -62,15 +63,13 @@ func (srv *Server) sweep(now time.Time) {
 		}
 	})
 	limit := cfg.ServerIdleTimeout
-	srv.servers.addrs.Range(func(k, _ any) bool {
-		for _, be := range srv.servers.snapshot(k.(string)) {
-			owner := be.owner
-			if owner == nil || !owner.side.closesIdle(be) || owner.State() != StateIdle {
-				continue
-			}
-			if now.Sub(be.lastUsedAt()) > limit {
-				be.close() // its owner drops it before the next statement
-			}
+	srv.servers.Each(func(be *backend.Conn) bool {
+		owner, ok := be.Owner.(*Session)
+		if !ok || !owner.side.closesIdle(be) || owner.State() != StateIdle {
+			return true
+		}
+		if now.Sub(be.LastUsedAt()) > limit {
+			be.Close() // its owner drops it before the next statement
 		}
 		return true
 	})

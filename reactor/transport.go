@@ -16,6 +16,7 @@ import (
 
 	"obgate/config"
 	"obgate/internal/npbound"
+	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 )
 
@@ -76,7 +77,7 @@ func (d *driver) runNetLoop() {
 // connection is closed; a duplicate of its descriptor lives on.
 func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 	s := d.s
-	conn, err := netpollFromTCP(tc)
+	conn, err := backend.NetpollFromTCP(tc)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 	case StateCommand:
 		d.clientGone.Store(true) // before the close the owner may see
 		if be := s.sharedBackend.Load(); be != nil {
-			be.close()
+			be.Close()
 		}
 		if d.hooked.Load() {
 			d.kickPolled()
@@ -389,16 +390,11 @@ var probeNetpoll = npbound.Probe
 
 func (p *pollerSet) close() {}
 
-// Input backlog bounds of netpoll connections. A server connection stops
-// being read once a response has high bytes waiting for a slow client, so
-// TCP pushes back on the server; a client connection stops being read
-// once it has pipelined high bytes ahead of what its session consumed.
-// Reading resumes at low. Between the two, one read of the poller (at most
-// netpoll's 8 MiB book) can land, so a paused connection holds well under
-// high + 8 MiB.
+// Input backlog bounds of a netpoll client connection: it stops being
+// read once it has pipelined high bytes ahead of what its session
+// consumed, and resumes at low (as a server connection does, see
+// serverInputHigh).
 const (
-	serverInputHigh = 1 << 20
-	serverInputLow  = 256 << 10
 	clientInputHigh = 4 * connio.ChunkSize
 	clientInputLow  = connio.ChunkSize
 )

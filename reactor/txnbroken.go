@@ -29,20 +29,20 @@ func (st *statement) transactionBroke(err error) error {
 	s := st.s
 	be := s.backend
 	s.srv.metrics.serverFailure(err)
-	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.addr, "err", err)
+	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.Addr, "err", err)
 	s.side.drop(be) // mysql mode: the session moves once the transaction is over
 	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !st.facts.MultiStatement &&
 		(st.facts.Txn == route.TxnCommit || st.facts.Txn == route.TxnRollback)
 	if !ending {
-		return &statementError{reply: txnRolledBack("the connection to server " + be.addr + " broke during the statement"),
+		return &statementError{reply: txnRolledBack("the connection to server " + be.Addr + " broke during the statement"),
 			cause: err, txnBroken: true}
 	}
 	s.endBrokenTxn()
 	if st.facts.Txn == route.TxnCommit {
 		return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
-			"the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.addr)}
+			"the connection to server %s broke during COMMIT; the transaction may or may not have committed", be.Addr)}
 	}
-	return &statementError{cause: err, reply: txnRolledBack("the connection to server " + be.addr + " broke during ROLLBACK; the transaction is rolled back")}
+	return &statementError{cause: err, reply: txnRolledBack("the connection to server " + be.Addr + " broke during ROLLBACK; the transaction is rolled back")}
 }
 
 func txnRolledBack(why string) *mysqlproto.SQLError {

@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"net"
@@ -8,27 +8,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// serverWatch learns that a server closed a connection without a syscall
+// Watch learns that a server closed a connection without a syscall
 // per statement, for server sessions on net (client_io_mode=net; a
 // netpoll server connection reports its hang-up itself, see
-// npServerConn): every such server session's socket joins one epoll set that
+// PolledConn): every such server session's socket joins one epoll set that
 // asks only for the peer's hang-up (EPOLLRDHUP, edge-triggered; errors and
 // hang-ups are always reported), so the set stays silent while requests
 // and answers flow and speaks once when a server closes a session (its
 // wait_timeout, a restart, a KILL). The watch marks the server session
-// gone and tells its owner (serverSide.serverGone).
+// gone and tells its owner (Owner.ServerGone).
 //
 // One goroutine runs the epoll loop; add, remove and close may be called
 // from any goroutine.
-type serverWatch struct {
+type Watch struct {
 	epfd   int
 	wakefd int // eventfd that wakes the loop to stop
 
 	mu      sync.Mutex
-	byToken map[uint64]*serverConn
+	byToken map[uint64]*Conn
 	next    uint64
 
-	recover func(panicSite) // deferred in the loop: contains a panic
+	// onPanic is told of a panic the loop contained, or nil.
+	onPanic func(v any)
 
 	started atomic.Bool
 	stopped atomic.Bool
@@ -39,7 +40,10 @@ type serverWatch struct {
 // wakeToken is the epoll data of wakefd; server tokens start at 1.
 const wakeToken = 0
 
-func newServerWatch() (*serverWatch, error) {
+// newServerWatch makes a watch; onPanic, when not nil, is told of each
+// panic the loop contains (it then goes on, or stops if the panic was
+// its own).
+func NewWatch(onPanic func(v any)) (*Watch, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -55,14 +59,14 @@ func newServerWatch() (*serverWatch, error) {
 		unix.Close(wakefd)
 		return nil, err
 	}
-	return &serverWatch{epfd: epfd, wakefd: wakefd, byToken: map[uint64]*serverConn{}, done: make(chan struct{})}, nil
+	return &Watch{epfd: epfd, wakefd: wakefd, byToken: map[uint64]*Conn{}, onPanic: onPanic, done: make(chan struct{})}, nil
 }
 
 // add starts watching be's connection. The registration ends by itself
 // when the socket is closed (the descriptor is never duplicated), so
 // remove only forgets the token.
-func (w *serverWatch) add(be *serverConn) {
-	tc, ok := socketOf(be.conn).(*net.TCPConn)
+func (w *Watch) add(be *Conn) {
+	tc, ok := socketOf(be.NetConn).(*net.TCPConn)
 	if !ok || w.stopped.Load() {
 		return
 	}
@@ -84,7 +88,7 @@ func (w *serverWatch) add(be *serverConn) {
 }
 
 // remove forgets be; called from its close, before the socket closes.
-func (w *serverWatch) remove(be *serverConn) {
+func (w *Watch) remove(be *Conn) {
 	if be.watchToken == 0 {
 		return
 	}
@@ -93,9 +97,9 @@ func (w *serverWatch) remove(be *serverConn) {
 	w.mu.Unlock()
 }
 
-// start runs the loop; NewServer calls it, so the loop lives exactly as
+// Start runs the loop; NewServer calls it, so the loop lives exactly as
 // long as the Server (until Shutdown or Close).
-func (w *serverWatch) start() {
+func (w *Watch) Start() {
 	if w.started.Load() {
 		return
 	}
@@ -107,11 +111,9 @@ func (w *serverWatch) start() {
 	}
 }
 
-func (w *serverWatch) loop() {
+func (w *Watch) loop() {
 	defer close(w.done)
-	if w.recover != nil {
-		defer w.recover(panicServerWatch)
-	}
+	defer w.contain()
 	events := make([]unix.EpollEvent, 64)
 	for {
 		n, err := unix.EpollWait(w.epfd, events, -1)
@@ -138,16 +140,21 @@ func (w *serverWatch) loop() {
 
 // notify tells be its server closed the connection; a panic in that
 // costs this event, never the loop, which goes on watching the others.
-func (w *serverWatch) notify(be *serverConn) {
-	if w.recover != nil {
-		defer w.recover(panicServerWatch)
-	}
+func (w *Watch) notify(be *Conn) {
+	defer w.contain()
 	be.serverGone()
 }
 
-// close stops the loop and releases the descriptors; it waits for the
+// contain, deferred, recovers a panic and tells onPanic.
+func (w *Watch) contain() {
+	if v := recover(); v != nil && w.onPanic != nil {
+		w.onPanic(v)
+	}
+}
+
+// Close stops the loop and releases the descriptors; it waits for the
 // loop to return.
-func (w *serverWatch) close() {
+func (w *Watch) Close() {
 	if w.stopped.Swap(true) {
 		return
 	}

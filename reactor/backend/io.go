@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"net"
@@ -11,11 +11,11 @@ import (
 // response bytes in, and what liveness asks between statements. The
 // implementations below run on the session's net.Conn: a plain socket
 // read in bounded pieces, so that TCP pushes back on a server whose client
-// is slow, or a netpoll connection (npServerConn), which keeps that bound
+// is slow, or a netpoll connection (PolledConn), which keeps that bound
 // by pausing its reads and answers peerClosed from its close events.
 //
 // Only the goroutine running the owning client session's command calls
-// these methods. Closing the connection (serverConn.close, any goroutine)
+// these methods. Closing the connection (Conn.Close, any goroutine)
 // makes blocked calls return an error.
 type serverIO interface {
 	// writeRequest sends one piece of a request; first starts a new
@@ -59,14 +59,14 @@ func (p *plainServerIO) peerClosed() bool           { return p.peek.peerClosed(p
 // ob20ServerIO frames requests as OB 2.0 (the first frame of each request
 // carries the trace info) and unframes responses. On a netpoll connection
 // the framer encodes requests straight into the connection's output
-// buffer (npServerConn lends it), and read unframes a response frame from
+// buffer (PolledConn lends it), and read unframes a response frame from
 // the connection's input buffer where the poller put it (readInPlace),
 // copying its packets only into the caller's p. Otherwise the framer reads
 // ahead at most one pooled chunk (see mysqlproto.OB20Framer.SetReadBuffer):
 // a small response arrives, header and payload, with one read.
 type ob20ServerIO struct {
 	conn  net.Conn
-	np    *npServerConn // conn, when it is on netpoll
+	np    *PolledConn // conn, when it is on netpoll
 	fr    *mysqlproto.OB20Framer
 	extra []byte               // extra info sent with the first frame of each request
 	flags mysqlproto.OB20Flags // flags of every request frame but LAST
@@ -80,7 +80,7 @@ func newOB20ServerIO(conn net.Conn, fr *mysqlproto.OB20Framer, extra []byte, cap
 		flags = mysqlproto.OB20NewExtraInfo
 	}
 	o := &ob20ServerIO{conn: conn, fr: fr, extra: extra, flags: flags}
-	o.np, _ = conn.(*npServerConn)
+	o.np, _ = conn.(*PolledConn)
 	return o
 }
 
@@ -114,10 +114,10 @@ func (o *ob20ServerIO) read(p []byte) (int, error) {
 // would otherwise have to stay pinned in netpoll's buffer between calls.
 func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
 	c := o.np
-	if !c.enter() {
+	if !c.Enter() {
 		return 0, true, net.ErrClosed
 	}
-	defer c.exit()
+	defer c.Exit()
 	in := c.Connection.Reader()
 	for {
 		hdr, err := c.peekInput(mysqlproto.OB20FrameHeaderLen)
@@ -125,7 +125,7 @@ func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
 			return 0, true, err
 		}
 		size, _ := mysqlproto.OB20FrameLen(hdr)
-		if size-mysqlproto.OB20FrameOverhead > len(p) || size > maxView {
+		if size-mysqlproto.OB20FrameOverhead > len(p) || size > MaxView {
 			return 0, false, nil
 		}
 		frame, err := c.peekInput(size)
@@ -139,7 +139,7 @@ func (o *ob20ServerIO) readInPlace(p []byte) (n int, done bool, err error) {
 		n = copy(p, packets)
 		_ = in.Skip(size)
 		_ = in.Release()
-		c.rb.AfterConsume()
+		c.Bound.AfterConsume()
 		if n > 0 {
 			return n, true, nil
 		}
@@ -172,8 +172,8 @@ func (c *compServerIO) peerClosed() bool           { return c.peek.peerClosed(c.
 // connBuffered is what conn received and nobody read yet: what a netpoll
 // connection holds in its input buffer (a net.Conn holds nothing).
 func connBuffered(conn net.Conn) int {
-	if c, ok := conn.(*npServerConn); ok {
-		return c.buffered()
+	if c, ok := conn.(*PolledConn); ok {
+		return c.Buffered()
 	}
 	return 0
 }

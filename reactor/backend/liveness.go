@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"net"
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peekIdleAfter is how long a server session must have been idle before
+// PeekIdleAfter is how long a server session must have been idle before
 // alive peeks at its socket. A server closes a session on its own
 // schedule (wait_timeout, a restart, a KILL), so a session used moments
 // ago is all but certainly still there, and peeking before every
@@ -17,27 +17,27 @@ import (
 // answer has reached the client, so the statement fails with an ERR
 // (outcome unknown), the broken server session is dropped and the client
 // session goes on with another one.
-const peekIdleAfter = 100 * time.Millisecond
+const PeekIdleAfter = 100 * time.Millisecond
 
-// alive reports whether an idle server session may carry the next
+// Alive reports whether an idle server session may carry the next
 // request (flash-break avoidance): it is not closed, the server has not
 // closed it (the server watch says so without a system call), nothing
 // arrived outside a response (out of step), and, for a connection the
 // watch does not cover that has been idle for peekIdleAfter or more, a
 // non-blocking peek finds it standing. The goroutine running the session's
 // command calls it.
-func (b *serverConn) alive() bool { return b.aliveAt(time.Now()) }
+func (b *Conn) Alive() bool { return b.aliveAt(time.Now()) }
 
 // aliveAt is alive at time now.
-func (b *serverConn) aliveAt(now time.Time) bool {
-	if b.closed.Load() || b.peerGone.Load() {
+func (b *Conn) aliveAt(now time.Time) bool {
+	if b.Closed.Load() || b.PeerGone.Load() {
 		return false
 	}
 	sio := b.serverIO()
 	if sio.buffered() > 0 {
 		return false // bytes outside a response: out of step
 	}
-	if b.watchToken != 0 || b.usedWithin(now, peekIdleAfter) {
+	if b.watchToken != 0 || b.usedWithin(now, PeekIdleAfter) {
 		return true
 	}
 	return !sio.peerClosed()
@@ -45,8 +45,8 @@ func (b *serverConn) aliveAt(now time.Time) bool {
 
 // usedWithin reports whether the session finished a response (or its
 // login) less than d before now.
-func (b *serverConn) usedWithin(now time.Time, d time.Duration) bool {
-	at := b.lastUsed.Load()
+func (b *Conn) usedWithin(now time.Time, d time.Duration) bool {
+	at := b.LastUsed.Load()
 	return at != 0 && now.UnixNano()-at < int64(d)
 }
 
@@ -65,7 +65,7 @@ type peeker struct {
 // peerClosed reports whether conn's peer closed or reset it, or sent
 // bytes (which nobody asked for while the session is idle).
 func (p *peeker) peerClosed(conn net.Conn) bool {
-	if nc, ok := conn.(*npServerConn); ok {
+	if nc, ok := conn.(*PolledConn); ok {
 		return nc.peerClosed()
 	}
 	if p.rc == nil {

@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 // TLS on server sessions (enable_server_ssl): right after the server's
 // greeting, before any login goes out, obgate sends an SSLRequest and runs
@@ -7,7 +7,7 @@ package reactor
 // everything after it travels encrypted; OB 2.0 frames and the compressed
 // protocol run inside the TLS stream. A TLS server session is served by
 // the goroutine path: netpoll's zero-copy buffers hold ciphertext, so the
-// poller path (serverio_poll.go) does not take it.
+// poller path (io_poll.go) does not take it.
 
 import (
 	"crypto/tls"
@@ -18,29 +18,29 @@ import (
 	"obgate/mysqlproto"
 )
 
-// errServerNoTLS reports a server that offers no TLS where
+// ErrServerNoTLS reports a server that offers no TLS where
 // server_ssl_verify requires it.
-var errServerNoTLS = errors.New("the server offers no TLS, and server_ssl_verify requires it")
+var ErrServerNoTLS = errors.New("the server offers no TLS, and server_ssl_verify requires it")
 
-// planTLS decides, from the greeting h of the server session b just
+// PlanTLS decides, from the greeting h of the server session b just
 // dialled, whether its login goes over TLS: b.startTLS then runs before
 // it. A server that offers no TLS stays plain text unless required.
-func (b *serverConn) planTLS(h *mysqlproto.Handshake, tlsCfg *tls.Config, required bool) error {
+func (b *Conn) PlanTLS(h *mysqlproto.Handshake, tlsCfg *tls.Config, required bool) error {
 	if tlsCfg == nil {
 		return nil
 	}
 	if !h.Capability.Has(mysqlproto.ClientSSL) {
 		if required {
-			b.close()
-			return fmt.Errorf("%s: %w", b.addr, errServerNoTLS)
+			b.Close()
+			return fmt.Errorf("%s: %w", b.Addr, ErrServerNoTLS)
 		}
 		return nil
 	}
-	b.pendingTLS = tlsCfg
+	b.PendingTLS = tlsCfg
 	return nil
 }
 
-// startTLS sends the SSLRequest and runs the TLS handshake on a server
+// StartTLS sends the SSLRequest and runs the TLS handshake on a server
 // session whose login is about to go out (pio read its greeting), when
 // planTLS asked for it; otherwise it returns pio. The SSLRequest carries
 // the login's own capabilities and character set: servers keep the
@@ -49,22 +49,22 @@ func (b *serverConn) planTLS(h *mysqlproto.Handshake, tlsCfg *tls.Config, requir
 // login with (its next sequence id follows the SSLRequest's); on failure
 // the caller closes b. Only the goroutine logging b in calls it, before
 // any other goroutine reads b.conn.
-func (b *serverConn) startTLS(pio *mysqlproto.PacketIO, caps mysqlproto.Capability, maxPacket uint32, charset byte) (*mysqlproto.PacketIO, error) {
-	cfg := b.pendingTLS
+func (b *Conn) StartTLS(pio *mysqlproto.PacketIO, caps mysqlproto.Capability, maxPacket uint32, charset byte) (*mysqlproto.PacketIO, error) {
+	cfg := b.PendingTLS
 	if cfg == nil {
 		return pio, nil
 	}
-	b.pendingTLS = nil
+	b.PendingTLS = nil
 	if err := pio.WritePacketFlush(mysqlproto.AppendSSLRequest(nil, caps|mysqlproto.ClientSSL, maxPacket, charset)); err != nil {
-		return nil, fmt.Errorf("SSLRequest to %s: %w", b.addr, err)
+		return nil, fmt.Errorf("SSLRequest to %s: %w", b.Addr, err)
 	}
-	tc := tls.Client(b.conn, cfg)
+	tc := tls.Client(b.NetConn, cfg)
 	if err := tc.Handshake(); err != nil {
-		return nil, fmt.Errorf("TLS handshake with %s: %w", b.addr, err)
+		return nil, fmt.Errorf("TLS handshake with %s: %w", b.Addr, err)
 	}
 	seq := pio.Sequence()
-	b.conn = tc
-	b.tls = true
+	b.NetConn = tc
+	b.TLS = true
 	next := mysqlproto.NewPacketIO(tc, tc)
 	next.SetSequence(seq)
 	return next, nil

@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"bytes"
@@ -99,10 +99,7 @@ func TestOB20ClientIOInPlace(t *testing.T) {
 			defer peer.Close()
 			var raw connio.ClientIO
 			if transport == "netpoll" {
-				if _, err := newPollerSet(1); err != nil {
-					t.Fatal(err)
-				}
-				conn, err := netpollFromTCP(a.(*net.TCPConn))
+				conn, err := NetpollFromTCP(a.(*net.TCPConn))
 				if err != nil {
 					t.Fatal(err)
 				}

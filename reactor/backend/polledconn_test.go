@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"errors"
@@ -15,12 +15,9 @@ import (
 // TestNetpollLayout fails when a netpoll upgrade changed the internals
 // that read bounds rely on (internal/npbound).
 func TestNetpollLayout(t *testing.T) {
-	if _, err := newPollerSet(1); err != nil {
-		t.Fatal(err)
-	}
 	a, b := tcpPair(t)
 	defer b.Close()
-	nc, err := attachServerNetpoll(a.(*net.TCPConn))
+	nc, err := AttachNetpoll(a.(*net.TCPConn))
 	if err != nil {
 		t.Fatalf("attach: %v", err)
 	}
@@ -51,16 +48,16 @@ func TestServerConnBounded(t *testing.T) {
 	// netpoll no longer polls it for input, and bytes wait in the kernel.
 	// From then on its buffer cannot grow; it must be within the bound.
 	tooMuch := func() {
-		if got := nc.buffered(); got > serverInputHigh+8<<20 {
-			t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, serverInputHigh)
+		if got := nc.Buffered(); got > InputHigh+8<<20 {
+			t.Fatalf("buffered %d bytes while nobody read; bound is %d", got, InputHigh)
 		}
 	}
 	testkit.Eventually(t, hangLimitUnit, func() bool {
 		tooMuch()
-		if !nc.rb.Paused() || testkit.EpollWatchesInput(t, nc.fd) {
+		if !nc.Bound.Paused() || testkit.EpollWatchesInput(t, nc.FD) {
 			return false
 		}
-		queued, err := unix.IoctlGetInt(nc.fd, unix.SIOCINQ)
+		queued, err := unix.IoctlGetInt(nc.FD, unix.SIOCINQ)
 		return err == nil && queued > 0
 	}, "reading paused with input left in TCP")
 	tooMuch()
@@ -126,13 +123,10 @@ func TestServerConnReadTimeout(t *testing.T) {
 
 // attachedPair returns a loopback connection whose first end is on
 // netpoll as a server connection, and its plain other end.
-func attachedPair(t *testing.T) (*npServerConn, net.Conn) {
+func attachedPair(t *testing.T) (*PolledConn, net.Conn) {
 	t.Helper()
-	if _, err := newPollerSet(1); err != nil {
-		t.Fatal(err)
-	}
 	a, b := tcpPair(t)
-	nc, err := attachServerNetpoll(a.(*net.TCPConn))
+	nc, err := AttachNetpoll(a.(*net.TCPConn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 // The logins obgate runs itself, on server sessions it opens without the
 // client: every OceanBase-mode server session (the first with the
@@ -24,9 +24,9 @@ import (
 // cannot answer.
 var errMoreAuth = errors.New("the server asked for another authentication round, which a login without the client cannot answer")
 
-// loginDeadline bounds a login obgate runs: short_async_task_timeout from
+// LoginDeadline bounds a login obgate runs: short_async_task_timeout from
 // now, or ctx's deadline when that is sooner.
-func loginDeadline(ctx context.Context, cfg *config.Config) time.Time {
+func LoginDeadline(ctx context.Context, cfg *config.Config) time.Time {
 	deadline := time.Now().Add(cfg.ShortAsyncTaskTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
@@ -34,45 +34,45 @@ func loginDeadline(ctx context.Context, cfg *config.Config) time.Time {
 	return deadline
 }
 
-// ownLogin sends resp on be, a server session just dialled (pio read its
+// OwnLogin sends resp on be, a server session just dialled (pio read its
 // greeting), and reads the one answer a login without the client can
 // have, all before deadline. It returns the OK packet, copied. Otherwise
 // it closes be and returns the server's ERR as a *mysqlproto.SQLError
 // (told to be's health entry when it says the server is failing),
 // errMoreAuth, or the transport's error.
-func ownLogin(be *serverConn, pio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, deadline time.Time) ([]byte, error) {
-	_ = be.conn.SetDeadline(deadline)
+func OwnLogin(be *Conn, pio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, deadline time.Time) ([]byte, error) {
+	_ = be.NetConn.SetDeadline(deadline)
 	resp.Capability &^= mysqlproto.ClientSSL
-	if be.pendingTLS != nil {
+	if be.PendingTLS != nil {
 		resp.Capability |= mysqlproto.ClientSSL
 		var err error
-		if pio, err = be.startTLS(pio, resp.Capability, resp.MaxPacketSize, resp.Charset); err != nil {
-			be.close()
+		if pio, err = be.StartTLS(pio, resp.Capability, resp.MaxPacketSize, resp.Charset); err != nil {
+			be.Close()
 			return nil, err
 		}
 	}
 	if err := pio.WritePacketFlush(resp.Append(nil)); err != nil {
-		be.close()
-		return nil, fmt.Errorf("login to %s: %w", be.addr, err)
+		be.Close()
+		return nil, fmt.Errorf("login to %s: %w", be.Addr, err)
 	}
 	p, err := pio.ReadPacket()
 	switch {
 	case err != nil:
-		err = fmt.Errorf("login to %s: %w", be.addr, err)
+		err = fmt.Errorf("login to %s: %w", be.Addr, err)
 	case len(p) == 0:
 		err = mysqlproto.ErrMalformed
 	case p[0] == mysqlproto.OKHeader:
-		_ = be.conn.SetDeadline(time.Time{})
+		_ = be.NetConn.SetDeadline(time.Time{})
 		return append([]byte(nil), p...), nil
 	case p[0] == mysqlproto.ERRHeader:
 		e, _ := mysqlproto.ParseERR(p)
-		if health.AliveFailureERR(e.Code) && be.health != nil {
-			be.health.AliveFailed(health.ERRReason(e.Code))
+		if health.AliveFailureERR(e.Code) && be.Health != nil {
+			be.Health.AliveFailed(health.ERRReason(e.Code))
 		}
 		err = mysqlproto.SQLErrorFromERR(e)
 	default:
-		err = fmt.Errorf("login to %s: %w", be.addr, errMoreAuth)
+		err = fmt.Errorf("login to %s: %w", be.Addr, errMoreAuth)
 	}
-	be.close()
+	be.Close()
 	return nil, err
 }

@@ -1,6 +1,7 @@
-package reactor
+package backend
 
 import (
+	"errors"
 	"fmt"
 
 	"obgate/mysqlproto"
@@ -10,7 +11,7 @@ import (
 // The statement path on the poller reads and writes server sessions
 // without waiting. What a serverIO does there, for the two kinds the
 // poller serves: plain MySQL framing and OB 2.0, both on a netpoll
-// connection (npServerConn). Compressed sessions, and sessions whose
+// connection (PolledConn). Compressed sessions, and sessions whose
 // framer holds read-ahead bytes of its own (a frame too large to unframe
 // in place), go to a goroutine.
 //
@@ -21,18 +22,27 @@ import (
 // a connection that ended, a frame that does not fit, a broken frame
 // (the goroutine meets the same bytes and answers them).
 
-// pollIO is a serverIO the poller can drive.
-type pollIO interface {
-	// tryRead copies response bytes that have arrived into p.
-	tryRead(p []byte) (int, error)
-	// tryFinish is finishResponse without waiting.
-	tryFinish() error
+// errWouldBlock stops work on the poller where it would wait for the
+// server; errHandOff where the rest must run on a goroutine that may
+// wait (the client did not take a write whole, an upload, a failed
+// server connection).
+var (
+	ErrWouldBlock = errors.New("relay waits for the server")
+	ErrHandOff    = errors.New("relay goes on off the poller")
+)
+
+// PollIO is a serverIO the poller can drive.
+type PollIO interface {
+	// TryRead copies response bytes that have arrived into p.
+	TryRead(p []byte) (int, error)
+	// TryFinish is finishResponse without waiting.
+	TryFinish() error
 }
 
-// pollIO returns b's serverIO when the poller can read and write it
+// PollIO returns b's serverIO when the poller can read and write it
 // without waiting, else nil.
-func (b *serverConn) pollIO() pollIO {
-	if _, ok := b.conn.(*npServerConn); !ok || b.comp != nil {
+func (b *Conn) PollIO() PollIO {
+	if _, ok := b.NetConn.(*PolledConn); !ok || b.Comp != nil {
 		return nil
 	}
 	switch sio := b.serverIO().(type) {
@@ -47,7 +57,7 @@ func (b *serverConn) pollIO() pollIO {
 	return nil
 }
 
-// tryRequest sends the one-piece request p without waiting, as far as
+// TryRequest sends the one-piece request p without waiting, as far as
 // the kernel takes it now. rest is nil when all of it went out; p itself
 // when nothing did (it is sent the usual way, framed again); else (raw)
 // the bytes still to go out exactly as they are: for OB 2.0 the rest of
@@ -55,8 +65,8 @@ func (b *serverConn) pollIO() pollIO {
 // connio.PutChunk once they went out. With more, the next request to b follows at
 // once (a client's COM_STMT_CLOSE with its next command behind it): the
 // kernel sends the two together (connio.WriteNowMore).
-func (b *serverConn) tryRequest(p []byte, more bool) (rest, owned []byte, raw bool) {
-	np, ok := b.conn.(*npServerConn)
+func (b *Conn) TryRequest(p []byte, more bool) (rest, owned []byte, raw bool) {
+	np, ok := b.NetConn.(*PolledConn)
 	if !ok {
 		return p, nil, false
 	}
@@ -90,62 +100,62 @@ func (b *serverConn) tryRequest(p []byte, more bool) (rest, owned []byte, raw bo
 	return enc[k:], buf, true
 }
 
-// writeRaw sends bytes already framed for the connection (the rest of a
+// WriteRaw sends bytes already framed for the connection (the rest of a
 // request the poller began to send).
-func (b *serverConn) writeRaw(p []byte) error {
-	_, err := b.conn.Write(p)
+func (b *Conn) WriteRaw(p []byte) error {
+	_, err := b.NetConn.Write(p)
 	return err
 }
 
-// tryRead copies what the connection's input buffer holds, up to len(p).
-func (p *plainServerIO) tryRead(b []byte) (int, error) {
-	c := p.conn.(*npServerConn)
+// TryRead copies what the connection's input buffer holds, up to len(p).
+func (p *plainServerIO) TryRead(b []byte) (int, error) {
+	c := p.conn.(*PolledConn)
 	if len(b) == 0 {
-		return 0, errHandOff
+		return 0, ErrHandOff
 	}
-	if !c.enter() {
-		return 0, errHandOff
+	if !c.Enter() {
+		return 0, ErrHandOff
 	}
-	defer c.exit()
+	defer c.Exit()
 	in := c.Connection.Reader()
 	if in.Len() == 0 {
-		c.rb.BeforeWait(1)
+		c.Bound.BeforeWait(1)
 		if in.Len() == 0 {
 			return 0, c.waitOrHandOff()
 		}
 	}
-	n := min(len(b), in.Len(), maxView)
+	n := min(len(b), in.Len(), MaxView)
 	src, err := in.Peek(n)
 	if err != nil {
-		return 0, errHandOff
+		return 0, ErrHandOff
 	}
 	copy(b, src)
 	_ = in.Skip(n)
 	_ = in.Release()
-	c.rb.AfterConsume()
+	c.Bound.AfterConsume()
 	return n, nil
 }
 
-func (p *plainServerIO) tryFinish() error { return nil }
+func (p *plainServerIO) TryFinish() error { return nil }
 
-// tryRead unframes the frames that have arrived whole, as readInPlace
+// TryRead unframes the frames that have arrived whole, as readInPlace
 // does, and copies their packets into b: the packets of one frame at
 // least, when any carries some. A frame whose packets do not fit b is
 // reported by errFrameRoom with the room it needs.
-func (o *ob20ServerIO) tryRead(b []byte) (int, error) {
+func (o *ob20ServerIO) TryRead(b []byte) (int, error) {
 	if o.fr.Unread() > 0 {
 		return o.fr.Read(b) // packets of a frame read before: no wait
 	}
 	c := o.np
-	if !c.enter() {
-		return 0, errHandOff
+	if !c.Enter() {
+		return 0, ErrHandOff
 	}
-	defer c.exit()
+	defer c.Exit()
 	n := 0
 	for {
 		frame, err := o.arrivedFrame()
 		if err != nil {
-			if n > 0 && err == errWouldBlock {
+			if n > 0 && err == ErrWouldBlock {
 				return n, nil
 			}
 			return n, err
@@ -155,11 +165,11 @@ func (o *ob20ServerIO) tryRead(b []byte) (int, error) {
 			if n > 0 {
 				return n, nil
 			}
-			return 0, &frameRoomError{need: size - mysqlproto.OB20FrameOverhead}
+			return 0, &FrameRoomError{Need: size - mysqlproto.OB20FrameOverhead}
 		}
 		_, _, packets, err := o.fr.AcceptFrame(frame)
 		if err != nil {
-			return n, errHandOff
+			return n, ErrHandOff
 		}
 		n += copy(b[n:], packets)
 		o.consumeFrame(size)
@@ -169,9 +179,9 @@ func (o *ob20ServerIO) tryRead(b []byte) (int, error) {
 	}
 }
 
-// tryFinish reads the frames that end the response after its packets (a
+// TryFinish reads the frames that end the response after its packets (a
 // final frame without packet bytes), as FinishResponse does.
-func (o *ob20ServerIO) tryFinish() error {
+func (o *ob20ServerIO) TryFinish() error {
 	if o.fr.LastFrameRead() {
 		return nil
 	}
@@ -179,10 +189,10 @@ func (o *ob20ServerIO) tryFinish() error {
 		return o.fr.FinishResponse() // the error it gives, at once
 	}
 	c := o.np
-	if !c.enter() {
-		return errHandOff
+	if !c.Enter() {
+		return ErrHandOff
 	}
-	defer c.exit()
+	defer c.Exit()
 	for !o.fr.LastFrameRead() {
 		frame, err := o.arrivedFrame()
 		if err != nil {
@@ -190,7 +200,7 @@ func (o *ob20ServerIO) tryFinish() error {
 		}
 		_, _, packets, err := o.fr.AcceptFrame(frame)
 		if err != nil {
-			return errHandOff
+			return ErrHandOff
 		}
 		if len(packets) > 0 {
 			return fmt.Errorf("%w: %d bytes after the response", mysqlproto.ErrOB20Malformed, len(packets))
@@ -206,28 +216,28 @@ func (o *ob20ServerIO) arrivedFrame() ([]byte, error) {
 	c := o.np
 	in := c.Connection.Reader()
 	if in.Len() < mysqlproto.OB20FrameHeaderLen {
-		c.rb.BeforeWait(mysqlproto.OB20FrameHeaderLen)
+		c.Bound.BeforeWait(mysqlproto.OB20FrameHeaderLen)
 		if in.Len() < mysqlproto.OB20FrameHeaderLen {
 			return nil, c.waitOrHandOff()
 		}
 	}
 	hdr, err := in.Peek(mysqlproto.OB20FrameHeaderLen)
 	if err != nil {
-		return nil, errHandOff
+		return nil, ErrHandOff
 	}
 	size, _ := mysqlproto.OB20FrameLen(hdr)
-	if size > maxView || size < mysqlproto.OB20FrameOverhead {
-		return nil, errHandOff // the framer's own reader takes it, or refuses it
+	if size > MaxView || size < mysqlproto.OB20FrameOverhead {
+		return nil, ErrHandOff // the framer's own reader takes it, or refuses it
 	}
 	if in.Len() < size {
-		c.rb.BeforeWait(size)
+		c.Bound.BeforeWait(size)
 		if in.Len() < size {
 			return nil, c.waitOrHandOff()
 		}
 	}
 	frame, err := in.Peek(size)
 	if err != nil {
-		return nil, errHandOff
+		return nil, ErrHandOff
 	}
 	return frame, nil
 }
@@ -238,22 +248,22 @@ func (o *ob20ServerIO) consumeFrame(size int) {
 	in := c.Connection.Reader()
 	_ = in.Skip(size)
 	_ = in.Release()
-	c.rb.AfterConsume()
+	c.Bound.AfterConsume()
 }
 
 // waitOrHandOff is what a read that found too few bytes reports: wait
 // for more, unless the connection ended (no more read events come).
-func (c *npServerConn) waitOrHandOff() error {
+func (c *PolledConn) waitOrHandOff() error {
 	if !c.Connection.IsActive() {
-		return errHandOff
+		return ErrHandOff
 	}
-	return errWouldBlock
+	return ErrWouldBlock
 }
 
-// frameRoomError says the next frame's packets need more room than the
+// FrameRoomError says the next frame's packets need more room than the
 // reader was given.
-type frameRoomError struct{ need int }
+type FrameRoomError struct{ Need int }
 
-func (e *frameRoomError) Error() string {
-	return fmt.Sprintf("an OB 2.0 frame of %d packet bytes does not fit", e.need)
+func (e *FrameRoomError) Error() string {
+	return fmt.Sprintf("an OB 2.0 frame of %d packet bytes does not fit", e.Need)
 }

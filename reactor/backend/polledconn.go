@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"obgate/reactor/connio"
 )
 
-// npServerConn is a server connection on netpoll, in the same pollers as
+// PolledConn is a server connection on netpoll, in the same pollers as
 // the clients: the poller reads the server's answer into the connection's
 // buffer and wakes the command waiting for it, so one event loop serves a
 // statement end to end, and a server that closes an idle session is known
@@ -30,20 +30,46 @@ import (
 // Close only shuts the socket down, which wakes the reader and the writer
 // with an error, and the last of them to leave closes the netpoll
 // connection (busy counts them).
-type npServerConn struct {
+type PolledConn struct {
 	netpoll.Connection
-	rb *npbound.Bound
-	fd int
+	Bound *npbound.Bound
+	FD    int
 	// busy counts Read and Write calls in progress; npClosing is set by
 	// Close, npClosed by whoever closes the netpoll connection.
 	busy   atomic.Int32
 	onGone atomic.Pointer[func()]
-	// session is the client session whose commands may await this
-	// connection's answers on the poller (set by watchInput): it is told
-	// of every read (onServerInput) and of the connection's end
-	// (kickPolled).
-	session atomic.Pointer[Session]
+	// watcher is told of every read of the connection and of its end,
+	// on the poller (set by watchInput).
+	watcher atomic.Pointer[watcherRef]
 }
+
+// InputWatcher is what awaits a server connection's answers on the
+// poller: the client session's command driver. Neither method may block.
+type InputWatcher interface {
+	// ServerInput is told of every read of the connection, on the
+	// poller.
+	ServerInput()
+	// ServerHungUp is told that the connection ended, closed by either
+	// side (on the poller, or on the goroutine that closed it): an
+	// answer it awaited will not come.
+	ServerHungUp()
+}
+
+// watcherRef boxes an InputWatcher for an atomic pointer.
+type watcherRef struct{ w InputWatcher }
+
+// Input backlog bounds of a netpoll server connection: it stops being
+// read once a response has high bytes waiting for a slow client, so TCP
+// pushes back on the server, and reading resumes at low. Between the two,
+// one read of the poller (at most netpoll's 8 MiB book) can land, so a
+// paused connection holds well under high + 8 MiB.
+const (
+	InputHigh = 1 << 20
+	InputLow  = 256 << 10
+)
+
+// MaxView bounds a view of a netpoll input buffer.
+const MaxView = 4 * connio.ChunkSize
 
 const (
 	npClosing = 1 << 30
@@ -53,17 +79,17 @@ const (
 // attachServerNetpoll moves a dialed server socket onto netpoll. tc is
 // closed when it returns without error (a duplicate of its descriptor
 // lives on in the netpoll connection); on error tc is untouched.
-func attachServerNetpoll(tc *net.TCPConn) (*npServerConn, error) {
-	conn, err := netpollFromTCP(tc)
+func AttachNetpoll(tc *net.TCPConn) (*PolledConn, error) {
+	conn, err := NetpollFromTCP(tc)
 	if err != nil {
 		return nil, err
 	}
-	rb, err := npbound.New(conn, serverInputHigh, serverInputLow)
+	rb, err := npbound.New(conn, InputHigh, InputLow)
 	if err != nil {
 		_ = conn.Close() // closes the duplicate only
 		return nil, err
 	}
-	c := &npServerConn{Connection: conn, rb: rb, fd: rb.FD()}
+	c := &PolledConn{Connection: conn, Bound: rb, FD: rb.FD()}
 	if d, ok := conn.(interface {
 		SetOnDisconnect(netpoll.OnDisconnect) error
 	}); ok {
@@ -73,9 +99,9 @@ func attachServerNetpoll(tc *net.TCPConn) (*npServerConn, error) {
 	return c, nil
 }
 
-// netpollFromTCP duplicates tc's descriptor into a new netpoll connection
+// NetpollFromTCP duplicates tc's descriptor into a new netpoll connection
 // that knows its addresses; tc stays open.
-func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
+func NetpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -101,29 +127,31 @@ func netpollFromTCP(tc *net.TCPConn) (netpoll.Connection, error) {
 
 // setOnGone sets what runs when the server hangs up (on the poller
 // goroutine: it must not block).
-func (c *npServerConn) setOnGone(f func()) { c.onGone.Store(&f) }
+func (c *PolledConn) setOnGone(f func()) { c.onGone.Store(&f) }
 
-func (c *npServerConn) disconnected(context.Context, netpoll.Connection) {
-	if s := c.session.Load(); s != nil {
-		s.drv.kickPolled()
+func (c *PolledConn) disconnected(context.Context, netpoll.Connection) {
+	if r := c.watcher.Load(); r != nil {
+		r.w.ServerHungUp()
 	}
 	if f := c.onGone.Load(); f != nil {
 		(*f)()
 	}
 }
 
-// watchInput has the poller tell s of every read of the connection, once.
-func (c *npServerConn) watchInput(s *Session) {
-	if c.session.Load() == s {
+// WatchInput has the poller tell w of every read of the connection and
+// of its end. Only the goroutine running the owning session's command
+// calls it.
+func (c *PolledConn) WatchInput(w InputWatcher) {
+	if r := c.watcher.Load(); r != nil && r.w == w {
 		return
 	}
-	c.session.Store(s)
-	c.rb.SetOnInput(c.inputArrived)
+	c.watcher.Store(&watcherRef{w: w})
+	c.Bound.SetOnInput(c.inputArrived)
 }
 
-func (c *npServerConn) inputArrived() {
-	if s := c.session.Load(); s != nil {
-		s.drv.onServerInput()
+func (c *PolledConn) inputArrived() {
+	if r := c.watcher.Load(); r != nil {
+		r.w.ServerInput()
 	}
 }
 
@@ -134,38 +162,38 @@ func (c *npServerConn) inputArrived() {
 //
 // With more, the kernel holds what it took until the next write
 // (connio.WriteNowMore).
-func (c *npServerConn) tryWrite(p []byte, more bool) (int, error) {
-	if !c.enter() {
+func (c *PolledConn) tryWrite(p []byte, more bool) (int, error) {
+	if !c.Enter() {
 		return 0, net.ErrClosed
 	}
-	defer c.exit()
-	if room := serverWriteRoom.Load(); room != 0 && int64(len(p)) > max(room, 0) {
+	defer c.Exit()
+	if room := WriteRoom.Load(); room != 0 && int64(len(p)) > max(room, 0) {
 		if room < 0 {
 			return 0, nil
 		}
 		p = p[:room]
 	}
 	if more {
-		return connio.WriteNowMore(c.fd, p)
+		return connio.WriteNowMore(c.FD, p)
 	}
-	return connio.WriteNow(c.fd, p)
+	return connio.WriteNow(c.FD, p)
 }
 
 // serverWriteRoom, when not zero, is how many bytes tryWrite lets a server
 // socket take at once (-1: none), as a socket with that little room in its
 // buffer would: tests set it to run the paths that hand the rest of a
 // request to a goroutine. It is zero outside tests.
-var serverWriteRoom atomic.Int64
+var WriteRoom atomic.Int64
 
-func (c *npServerConn) enter() bool {
+func (c *PolledConn) Enter() bool {
 	if c.busy.Add(1)&(npClosing|npClosed) != 0 {
-		c.exit()
+		c.Exit()
 		return false
 	}
 	return true
 }
 
-func (c *npServerConn) exit() {
+func (c *PolledConn) Exit() {
 	if c.busy.Add(-1) == npClosing {
 		c.closeNetpoll()
 	}
@@ -174,9 +202,9 @@ func (c *npServerConn) exit() {
 // closeNetpoll closes the netpoll connection once; from inside the
 // connection's own read hook (on the poller, where netpoll's Close would
 // wait for the hook to end) a pooled goroutine closes it.
-func (c *npServerConn) closeNetpoll() {
+func (c *PolledConn) closeNetpoll() {
 	if c.busy.CompareAndSwap(npClosing, npClosing|npClosed) {
-		if c.rb.InInput() {
+		if c.Bound.InInput() {
 			connio.Tasks.Run(nil, func() { _ = c.Connection.Close() })
 			return
 		}
@@ -184,16 +212,16 @@ func (c *npServerConn) closeNetpoll() {
 	}
 }
 
-func (c *npServerConn) Read(p []byte) (int, error) {
-	if !c.enter() {
+func (c *PolledConn) Read(p []byte) (int, error) {
+	if !c.Enter() {
 		return 0, net.ErrClosed
 	}
-	defer c.exit()
+	defer c.Exit()
 	if c.Connection.Reader().Len() == 0 {
-		c.rb.BeforeWait(1)
+		c.Bound.BeforeWait(1)
 	}
 	n, err := c.Connection.Read(p)
-	c.rb.AfterConsume()
+	c.Bound.AfterConsume()
 	return n, err
 }
 
@@ -203,12 +231,12 @@ func (c *npServerConn) Read(p []byte) (int, error) {
 // netpoll, waiting. So a connection that only ever wrote small requests
 // (a login, then statements on the poller) holds no output buffer node
 // while idle.
-func (c *npServerConn) Write(p []byte) (int, error) {
-	if !c.enter() {
+func (c *PolledConn) Write(p []byte) (int, error) {
+	if !c.Enter() {
 		return 0, net.ErrClosed
 	}
-	defer c.exit()
-	n, err := connio.WriteNow(c.fd, p)
+	defer c.Exit()
+	n, err := connio.WriteNow(c.FD, p)
 	if err != nil || n == len(p) {
 		return n, err
 	}
@@ -220,10 +248,10 @@ func (c *npServerConn) Write(p []byte) (int, error) {
 // the read bound lifted) until they arrive; the caller holds the
 // connection (enter) and releases what it consumed. A connection that
 // ends inside the n bytes reports io.ErrUnexpectedEOF.
-func (c *npServerConn) peekInput(n int) ([]byte, error) {
+func (c *PolledConn) peekInput(n int) ([]byte, error) {
 	in := c.Connection.Reader()
 	if in.Len() < n {
-		c.rb.BeforeWait(n)
+		c.Bound.BeforeWait(n)
 		b, err := in.Peek(n)
 		if err != nil && in.Len() > 0 {
 			err = io.ErrUnexpectedEOF
@@ -236,28 +264,28 @@ func (c *npServerConn) peekInput(n int) ([]byte, error) {
 // LendOutput lends n bytes of the connection's output buffer, which an
 // OB 2.0 framer encodes its frames into (mysqlproto.OutputLender); SendLent
 // sends them. In between the connection counts as busy, as in a Write.
-func (c *npServerConn) LendOutput(n int) ([]byte, error) {
-	if !c.enter() {
+func (c *PolledConn) LendOutput(n int) ([]byte, error) {
+	if !c.Enter() {
 		return nil, net.ErrClosed
 	}
 	b, err := c.Connection.Writer().Malloc(n)
 	if err != nil {
-		c.exit()
+		c.Exit()
 	}
 	return b, err
 }
 
 // SendLent flushes what LendOutput lent; it must follow each LendOutput
 // that returned no error, once.
-func (c *npServerConn) SendLent() error {
-	defer c.exit()
-	return c.rb.Flush()
+func (c *PolledConn) SendLent() error {
+	defer c.Exit()
+	return c.Bound.Flush()
 }
 
 // SetDeadline sets netpoll's deadlines; clearing them (the end of a
 // login, on the goroutine that read it) also lets go of the read timer
 // netpoll would otherwise keep for the connection's life.
-func (c *npServerConn) SetDeadline(t time.Time) error {
+func (c *PolledConn) SetDeadline(t time.Time) error {
 	err := c.Connection.SetDeadline(t)
 	if t.IsZero() {
 		npbound.DropReadTimer(c.Connection)
@@ -267,7 +295,7 @@ func (c *npServerConn) SetDeadline(t time.Time) error {
 
 // Close shuts the socket down and closes the netpoll connection now, or
 // when the Read or Write in progress returns. Any goroutine.
-func (c *npServerConn) Close() error {
+func (c *PolledConn) Close() error {
 	for {
 		old := c.busy.Load()
 		if old&npClosing != 0 {
@@ -277,10 +305,10 @@ func (c *npServerConn) Close() error {
 			if old == 0 {
 				c.closeNetpoll()
 			} else {
-				_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
+				_ = unix.Shutdown(c.FD, unix.SHUT_RDWR)
 			}
-			if s := c.session.Load(); s != nil {
-				s.drv.kickPolled()
+			if r := c.watcher.Load(); r != nil {
+				r.w.ServerHungUp()
 			}
 			return nil
 		}
@@ -289,9 +317,9 @@ func (c *npServerConn) Close() error {
 
 // peerClosed reports, without a system call, whether the server hung up
 // or sent bytes outside a response.
-func (c *npServerConn) peerClosed() bool {
+func (c *PolledConn) peerClosed() bool {
 	return !c.Connection.IsActive() || c.Connection.Reader().Len() > 0
 }
 
-// buffered is what the server sent that nobody read yet.
-func (c *npServerConn) buffered() int { return c.Connection.Reader().Len() }
+// Buffered is what the server sent that nobody read yet.
+func (c *PolledConn) Buffered() int { return c.Connection.Reader().Len() }

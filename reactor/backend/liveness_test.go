@@ -1,4 +1,4 @@
-package reactor
+package backend
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 
 // waitPeerClosed waits until a peek sees the peer's FIN (a peek consumes
 // nothing).
-func waitPeerClosed(t *testing.T, b *serverConn) {
+func waitPeerClosed(t *testing.T, b *Conn) {
 	t.Helper()
 	deadline := time.Now().Add(hangLimitUnit)
 	for !b.serverIO().peerClosed() {
@@ -58,26 +58,26 @@ const hangLimitUnit = 10 * time.Second
 // response mark it out of step whenever it was used.
 func TestAlivePeeksOnlyAfterIdle(t *testing.T) {
 	conn, peer := tcpPair(t)
-	b := &serverConn{conn: conn, sock: conn, addr: "test"}
+	b := &Conn{NetConn: conn, Sock: conn, Addr: "test"}
 	used := time.Now()
-	b.lastUsed.Store(used.UnixNano())
-	if !b.aliveAt(used.Add(peekIdleAfter)) {
+	b.LastUsed.Store(used.UnixNano())
+	if !b.aliveAt(used.Add(PeekIdleAfter)) {
 		t.Fatal("an idle session with a standing connection is not alive")
 	}
 	peer.Close()
 	waitPeerClosed(t, b)
-	if !b.aliveAt(used.Add(peekIdleAfter / 2)) {
+	if !b.aliveAt(used.Add(PeekIdleAfter / 2)) {
 		t.Fatal("a session used moments ago was peeked at (it is reported broken), want no peek inside the window")
 	}
-	if b.aliveAt(used.Add(peekIdleAfter)) {
+	if b.aliveAt(used.Add(PeekIdleAfter)) {
 		t.Fatal("a session idle for the whole window whose server closed it is alive")
 	}
-	b.lastUsed.Store(0)
+	b.LastUsed.Store(0)
 	if b.aliveAt(used) {
 		t.Fatal("a session never used whose server closed it is alive")
 	}
-	b.close()
-	b.lastUsed.Store(used.UnixNano())
+	b.Close()
+	b.LastUsed.Store(used.UnixNano())
 	if b.aliveAt(used) {
 		t.Fatal("a closed session is alive")
 	}
@@ -98,20 +98,20 @@ func TestAliveOutOfStep(t *testing.T) {
 	}
 	fr := mysqlproto.NewOB20Framer(bytes.NewReader(wire), io.Discard, mysqlproto.FramerClient, 9)
 	fr.SetNextRequestID(5)
-	b := &serverConn{conn: conn, sock: conn, addr: "test", ob20: fr}
+	b := &Conn{NetConn: conn, Sock: conn, Addr: "test", OB20: fr}
 	ping, _ := mysqlproto.AppendPacket(nil, 0, []byte{byte(mysqlproto.ComPing)})
-	if err := b.writeRequest(ping, true, true); err != nil {
+	if err := b.WriteRequest(ping, true, true); err != nil {
 		t.Fatal(err)
 	}
 	p := make([]byte, len(okPkt))
-	if n, err := b.read(p); err != nil || n != len(okPkt) {
+	if n, err := b.Read(p); err != nil || n != len(okPkt) {
 		t.Fatalf("read %d bytes, %v; want the OK's %d", n, err, len(okPkt))
 	}
-	b.touch()
+	b.Touch()
 	if got := b.serverIO().buffered(); got != len(wire)/2 {
 		t.Fatalf("%d bytes buffered after the answer, want the unasked frame's %d", got, len(wire)/2)
 	}
-	if b.aliveAt(b.lastUsedAt()) {
+	if b.aliveAt(b.LastUsedAt()) {
 		t.Fatal("a session with bytes outside a response is alive")
 	}
 }
