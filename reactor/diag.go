@@ -82,8 +82,13 @@ func (srv *Server) diagOn() bool {
 // diagSession returns the fields every line about a session has.
 func (s *Session) diagSession() []slog.Attr {
 	s.mu.Lock()
-	user, addr, id := s.user, s.backendAddr, s.backendID
+	user := s.user
 	s.mu.Unlock()
+	var addr string
+	var id uint32
+	if be := s.servers.Shared(); be != nil {
+		addr, id = be.Addr, be.ThreadID
+	}
 	attrs := []slog.Attr{
 		slog.Uint64("cs_id", uint64(s.id)),
 		slog.String("client_addr", s.clientAddr),

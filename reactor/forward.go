@@ -70,7 +70,7 @@ func (st *statement) sendRequest(be *backend.Conn, pkt []byte) error {
 // left in then.unsent for a goroutine (sendUnsent). The caller keeps p
 // until the command ends.
 func (st *statement) tryRequest(p []byte) {
-	if rest, owned, raw := st.s.backend.TryRequest(p, false); rest != nil {
+	if rest, owned, raw := st.s.servers.Current().TryRequest(p, false); rest != nil {
 		st.then.unsent, st.then.partial, st.then.unsentChunk = rest, raw, owned
 	}
 }
@@ -126,8 +126,8 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 				broke = err
 				return false, errPieceNotSent
 			}
-		} else if err := s.backend.WriteRequest(p, first, last); err != nil {
-			return false, quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+		} else if err := s.servers.Current().WriteRequest(p, first, last); err != nil {
+			return false, quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 		}
 		sent += int64(len(p))
 		if keep && first && last && !st.noteTunnel(p) {
@@ -156,7 +156,7 @@ func (st *statement) noteTunnel(p []byte) bool {
 // (refusedWrite); an error that stands means nothing of it ran.
 func (st *statement) writeWhole(p []byte) error {
 	s := st.s
-	err := s.backend.WriteRequest(p, true, true)
+	err := s.servers.Current().WriteRequest(p, true, true)
 	if err != nil {
 		err = s.side.refusedWrite(p, err)
 	}

@@ -243,7 +243,7 @@ func (s *Session) handoverState() *handover.State {
 		TransCount: s.transCount.Load(), StmtCount: s.stmtCount.Load(),
 		BytesIn: uint64(s.bytesIn), BytesOut: uint64(s.bytesOut), StmtLast: s.stmts.last,
 	}
-	be := s.backend
+	be := s.servers.Current()
 	for id, p := range s.stmts.byID {
 		h.Stmts = append(h.Stmts, handover.Stmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
 			Types: p.types, Home: p.home != nil && p.home == be})
@@ -332,7 +332,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	// The mode's records: mysql mode's server session (np) and move
 	// login, OceanBase mode's login and variables.
 	err = s.side.adoptRecord(h, np)
-	be := s.backend
+	be := s.servers.Current()
 	s.stmts.last = h.StmtLast
 	for _, st := range h.Stmts {
 		p := &prepared{sql: st.SQL, params: st.Params, columns: st.Columns, types: st.Types}

@@ -86,7 +86,7 @@ func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) er
 // closes the target's connection if the user owns it.
 func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
-	if tinfo.ServerAddr != s.backend.Addr {
+	if tinfo.ServerAddr != s.servers.Current().Addr {
 		return m.killElsewhere(k, target, tinfo, start)
 	}
 	err := s.st.forwardKill(k, tinfo.ServerID, start)
@@ -154,10 +154,10 @@ func (st *statement) killTarget(id uint32) (*Session, bool) {
 // looked up among the server sessions to the server this session uses
 // (the server a direct client would have asked).
 func (m *mysqlSide) serverIDOwner(id uint32) *Session {
-	if m.s.backend == nil {
+	if m.s.servers.Current() == nil {
 		return nil
 	}
-	return ownerSession(m.s.srv.servers.OwnerOf(m.s.backend.Addr, id))
+	return ownerSession(m.s.srv.servers.OwnerOf(m.s.servers.Current().Addr, id))
 }
 
 // serverIDOwner: an OBServer session id is unique in its cluster, so it is
@@ -193,7 +193,7 @@ func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
 
 // sendKill: obgate's own OK or the server's ERR (killOn).
 func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
-	be := o.last
+	be := o.s.servers.Last()
 	if !be.Alive() {
 		o.dropBrokenServer(be)
 		return o.s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
@@ -201,9 +201,9 @@ func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	return o.killOn(be, stmt, start)
 }
 
-func (m *mysqlSide) current() *backend.Conn { return m.s.backend }
+func (m *mysqlSide) current() *backend.Conn { return m.s.servers.Current() }
 
-func (o *obSession) current() *backend.Conn { return o.last }
+func (o *obSession) current() *backend.Conn { return o.s.servers.Last() }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.
@@ -211,8 +211,8 @@ func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind ro
 	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
 	st.beforeRequest()
-	if _, err := s.backend.NetConn.Write(pkt); err != nil {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+	if _, err := s.servers.Current().NetConn.Write(pkt); err != nil {
+		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
 	_, err := st.answer(cmd, kind, start, true)
 	return err
@@ -242,7 +242,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	}
-	be := o.findServer(tinfo.ServerAddr)
+	be := o.s.servers.On(tinfo.ServerAddr)
 	if be == nil || !be.Alive() {
 		if be != nil {
 			o.dropBrokenServer(be) // it may hold this session's transaction

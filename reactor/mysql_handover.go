@@ -16,7 +16,7 @@ import (
 // netpoll connection, alive, with nothing unread, not closed on purpose
 // by its server.
 func (m *mysqlSide) handoverReady() bool {
-	be := m.s.backend
+	be := m.s.servers.Current()
 	if be == nil || be.Lost() || be.TLS || be.Comp != nil || be.OB20 != nil || m.move.closedOnPurpose.Load() {
 		return false
 	}
@@ -28,7 +28,7 @@ func (m *mysqlSide) handoverReady() bool {
 // returns its descriptor; ok is false when it could not be frozen or had
 // bytes unread, or its server is gone (then nothing stays frozen).
 func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
-	be := m.s.backend
+	be := m.s.servers.Current()
 	server := be.NetConn.(*backend.PolledConn)
 	if !server.Bound.Freeze() {
 		return nil, nil, false
@@ -43,7 +43,7 @@ func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
 // handoverRecord adds the server session, with the server's ids of the
 // client's open statements, and the move login.
 func (m *mysqlSide) handoverRecord(h *handover.State) {
-	s, be := m.s, m.s.backend
+	s, be := m.s, m.s.servers.Current()
 	h.Mode = handover.ModeMySQL
 	sv := handover.Server{Addr: be.Addr, ThreadID: be.ThreadID, Status: uint16(be.Status), LastUsed: be.LastUsed.Load()}
 	for client, st := range be.Stmts {
@@ -77,9 +77,7 @@ func (m *mysqlSide) adoptRecord(h *handover.State, server *backend.PolledConn) e
 		}
 	}
 	s.srv.servers.Add(be, s)
-	s.sharedBackend.Store(be)
-	s.backend = be
-	s.backendAddr, s.backendID = be.Addr, be.ThreadID
+	s.servers.Use(be)
 	if mv := h.Move; mv != nil {
 		if resp, err := mysqlproto.ParseHandshakeResponse(mv.Login); err == nil {
 			m.move.scramble, m.move.resp, m.move.stage1 = mv.Scramble, resp, mv.Stage1

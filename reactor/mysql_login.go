@@ -62,26 +62,19 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	}
 	srv.learnMySQLGreeting(sh)
 	// Registered before it is published: a KILL that closes it (from
-	// another goroutine, through sharedBackend) then finds it in the
-	// registry and removes it.
+	// another goroutine, through the published server session) then
+	// finds it in the registry and removes it. Published before the
+	// login's OK reaches the client: from then on the client may look
+	// itself up (SHOW PROXYSESSION) or be the target of a KILL.
 	srv.servers.Add(be, s)
-	s.sharedBackend.Store(be)
+	s.servers.Publish(be)
 	_ = be.NetConn.SetDeadline(deadline)
-	closeBackend := func() {
-		be.Close()
-		s.sharedBackend.Store(nil)
-	}
-	// Before the login's OK reaches the client: from then on the client
-	// may look itself up (SHOW PROXYSESSION) or be the target of a KILL.
-	s.mu.Lock()
-	s.backendAddr, s.backendID = be.Addr, be.ThreadID
-	s.mu.Unlock()
 	if err := m.relayLogin(cpio, spio, be, sh, first, resp); err != nil {
-		closeBackend()
+		be.Close()
 		return err
 	}
 	_ = be.NetConn.SetDeadline(time.Time{})
-	s.backend = be
+	s.servers.Use(be)
 	return nil
 }
 

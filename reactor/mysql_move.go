@@ -153,7 +153,7 @@ func (m *mysqlSide) afterMoveState(cmd mysqlproto.Command, failed bool) {
 	if cmd == mysqlproto.ComResetConnection || cmd == mysqlproto.ComChangeUser {
 		// The server closed every prepared statement.
 		s.stmts.reset()
-		s.backend.Stmts = nil
+		s.servers.Current().Stmts = nil
 	}
 }
 
@@ -179,7 +179,7 @@ func (m *mysqlSide) movableOutsideTxn() bool {
 // closed.
 func (m *mysqlSide) moveServer() (*backend.Conn, error) {
 	s := m.s
-	old := s.backend
+	old := s.servers.Current()
 	if old != nil {
 		s.st.tried = append(s.st.tried, old.Addr)
 	}
@@ -197,14 +197,10 @@ func (m *mysqlSide) moveServer() (*backend.Conn, error) {
 			continue
 		}
 		if old != nil {
-			old.Close()
+			s.servers.Drop(old)
 		}
-		s.backend = be
-		s.sharedBackend.Store(be)
-		s.mu.Lock()
-		s.backendAddr, s.backendID = be.Addr, be.ThreadID
-		s.mu.Unlock()
 		s.srv.servers.Add(be, s)
+		s.servers.Use(be)
 		s.srv.metrics.sessionsMoved.Inc()
 		s.srv.log.Info("session moved to another server", "session", s.id, "from", addrOf(old), "to", addr)
 		return be, nil

@@ -3,7 +3,6 @@ package reactor
 import (
 	"context"
 	"time"
-	"unsafe"
 
 	"obgate/config"
 	"obgate/mysqlproto"
@@ -43,7 +42,7 @@ func (m *mysqlSide) commandDone() {
 // pollable: the one server session is open, on netpoll, in plain MySQL
 // framing.
 func (m *mysqlSide) pollable() bool {
-	be := m.s.backend
+	be := m.s.servers.Current()
 	if be == nil || be.Lost() || be.OB20 != nil || be.Comp != nil {
 		return false
 	}
@@ -79,11 +78,7 @@ func (m *mysqlSide) closesIdle(*backend.Conn) bool { return false }
 
 // closeAll closes the one server session, or the one the login opened.
 func (m *mysqlSide) closeAll() {
-	if be := m.s.backend; be != nil {
-		be.Close()
-	} else if be := m.s.sharedBackend.Load(); be != nil {
-		be.Close()
-	}
+	m.s.servers.CloseAll()
 }
 
 func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
@@ -116,13 +111,13 @@ func (m *mysqlSide) acquire(need routeNeed) error {
 
 func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 	s := m.s
-	if !s.backend.Lost() {
-		return s.backend, nil
+	if !s.servers.Current().Lost() {
+		return s.servers.Current(), nil
 	}
 	if s.drv.polled {
 		return nil, errNotFast // moving takes a login
 	}
-	if s.backend.PeerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.backend.Addr) {
+	if s.servers.Current().PeerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.servers.Current().Addr) {
 		// The server closed the connection and still greets: it closed
 		// it on purpose (wait_timeout, KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
@@ -152,13 +147,12 @@ func (m *mysqlSide) statementServer(ps *prepared) (*backend.Conn, error) {
 
 func (m *mysqlSide) routeBy(*prepared, []byte) {}
 
-// serverSessions is the session's one server session, as a slice of the
-// Session's own field (no allocation).
+// serverSessions is the session's one server session, while open.
 func (m *mysqlSide) serverSessions() []*backend.Conn {
-	if m.s.backend == nil || m.s.backend.Lost() {
+	if be := m.s.servers.Current(); be == nil || be.Lost() {
 		return nil
 	}
-	return unsafe.Slice(&m.s.backend, 1)
+	return m.s.servers.All()
 }
 
 // dropBroken: the connection closes; the next statement moves the session
@@ -199,7 +193,7 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	if s.clientLeft() {
 		return leftDuringCommand(err)
 	}
-	if m.movableOutsideTxn() && !s.backend.Closed.Load() && s.srv.serverAnswers(s.backend.Addr) {
+	if m.movableOutsideTxn() && !s.servers.Current().Closed.Load() && s.srv.serverAnswers(s.servers.Current().Addr) {
 		// The server broke the connection and still greets: it closed
 		// it on purpose (KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
@@ -208,16 +202,16 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 		return s.st.transactionBroke(err)
 	}
 	if !m.movable() {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
 	s.srv.metrics.serverFailure(err)
-	s.backend.Close()
+	s.servers.Current().Close()
 	if s.st.resendable {
 		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.backend.Addr)}
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.servers.Current().Addr)}
 	}
 	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
-		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.backend.Addr)}
+		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.servers.Current().Addr)}
 }
 
 // drop closes the server connection: the next statement moves the session.
@@ -261,6 +255,6 @@ func (m *mysqlSide) serverGone(be *backend.Conn) {
 // (the current server session, whether the session may move), since a
 // command may already run when checkServerAfterLogin calls it.
 func (m *mysqlSide) closedIdle() bool {
-	be := m.s.sharedBackend.Load()
+	be := m.s.servers.Shared()
 	return be != nil && be.Lost() && !m.move.canMove.Load()
 }

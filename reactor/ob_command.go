@@ -44,7 +44,7 @@ func (o *obSession) routeStatement(need routeNeed) (*backend.Conn, error) {
 			return nil, err
 		}
 		if err := o.syncServer(be); err != nil {
-			inTrans, pinned := o.serverInTrans(), o.pinned && be == o.last
+			inTrans, pinned := o.serverInTrans(), o.pinned && be == o.s.servers.Last()
 			lastErr = err
 			s.st.tried = append(s.st.tried, be.Addr)
 			o.dropServer(be)
@@ -57,7 +57,7 @@ func (o *obSession) routeStatement(need routeNeed) (*backend.Conn, error) {
 			}
 			continue
 		}
-		o.useServer(be)
+		o.s.servers.Use(be)
 		return be, nil
 	}
 	return nil, lastErr

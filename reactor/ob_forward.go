@@ -3,6 +3,7 @@ package reactor
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,7 +33,7 @@ func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
 	}
 	st := sc.Status()
 	s.status = st
-	s.backend.Status = st
+	s.servers.Current().Status = st
 	p := sc.Packet()
 	if p[0] != mysqlproto.OKHeader || !st.Has(mysqlproto.StatusSessionStateChange) {
 		return buf, dec, end
@@ -143,7 +144,7 @@ func (o *obSession) onFeedback(name, value []byte) {
 // and has learned every change since.
 func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 	s := o.s
-	be := s.backend
+	be := s.servers.Current()
 	be.Touch()
 	switch {
 	case be.OB20 != nil:
@@ -182,7 +183,7 @@ func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
 // sessions opened later get them.
 func (o *obSession) resetOB(keep *backend.Conn) {
 	s := o.s
-	for _, be := range append([]*backend.Conn(nil), o.servers...) {
+	for _, be := range slices.Clone(s.servers.All()) {
 		if be != keep {
 			o.dropServer(be)
 		}
@@ -230,7 +231,7 @@ func (o *obSession) queryTimeout() time.Duration {
 // which is what the error says.
 func (o *obSession) serverSessionFailed(err error) error {
 	s := o.s
-	be := s.backend
+	be := s.servers.Current()
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.Addr, "err", err)
 	o.dropServer(be)
@@ -266,7 +267,7 @@ func (o *obSession) resendElsewhere(p []byte, orig error) error {
 	if s.st.patchOn && s.st.retryPS == nil {
 		return orig
 	}
-	o.dropServer(s.backend)
+	o.dropServer(s.servers.Current())
 	be, err := o.routeStatement(needAny)
 	if err != nil {
 		return err

@@ -74,7 +74,7 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*b
 		// client's state but what the login itself carried.
 		be.Sync = sessvars.Synced{}
 	}
-	o.servers = append(o.servers, be)
+	s.servers.Add(be)
 	s.srv.servers.Add(be, s)
 	return be, p, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"time"
 
 	"obgate/config"
@@ -34,8 +33,6 @@ type obSession struct {
 	scramble    []byte                        // the scramble obgate showed the client
 	proxySessID uint64
 
-	servers []*backend.Conn // open server sessions
-	last    *backend.Conn   // the one the previous statement used
 	// pollerFirst is the candidate the poller planned first and left to
 	// a goroutine (its server session was not ready): the goroutine
 	// starts with it instead of a fresh random order, which would favour
@@ -184,7 +181,7 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		o.vars.SetDB(resp.Database)
 		s.setDB(resp.Database)
 	}
-	o.vars.MarkSynced(&o.last.Sync)
+	o.vars.MarkSynced(&o.s.servers.Last().Sync)
 	// The client gets a plain OK: the server's status and warnings, without
 	// the OceanBase feedback variables meant for the proxy; an OceanBase
 	// driver that may speak OB 2.0 learns it from ob_capability_flag.
@@ -274,7 +271,7 @@ func (o *obSession) obFirstLogin(ctx context.Context) ([]byte, error) {
 	for i := range attempts {
 		be, okp, err := o.openServer(ctx, cands[i%len(cands)], true)
 		if err == nil {
-			o.useServer(be)
+			o.s.servers.Use(be)
 			return okp, nil
 		}
 		lastErr = err
@@ -317,8 +314,9 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 		InTrans: o.serverInTrans(), Pinned: o.pinned, ReadsLast: need == needLast,
 		PreferLast: s.cfg.EnableCachedServer,
 	}
-	if o.last != nil {
-		req.Last = o.last.Addr
+	last := s.servers.Last()
+	if last != nil {
+		req.Last = last.Addr
 	}
 	req.Tried = s.st.tried
 	req.SeenGeneration = o.healthGen
@@ -336,14 +334,14 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 	o.healthGen = rt.Generation
 	s.st.routeBound = rt.Bound
 	if rt.Bound {
-		if polled && !o.readyOnPoller(o.last) {
+		if polled && !o.readyOnPoller(last) {
 			return nil, errNotFast
 		}
-		if o.last.Alive() {
-			o.notePlan(&rt, o.last.Addr)
-			return o.last, nil
+		if last.Alive() {
+			o.notePlan(&rt, last.Addr)
+			return last, nil
 		}
-		o.dropServer(o.last)
+		o.dropServer(last)
 		if req.InTrans {
 			return nil, errTxnServerLost
 		}
@@ -363,7 +361,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 			// The first candidate, when its server session is open and
 			// ready, else a goroutine decides (a dial, a sync, a
 			// broken server session), starting with this candidate.
-			be := o.findServer(addr)
+			be := o.s.servers.On(addr)
 			if !o.readyOnPoller(be) {
 				o.pollerFirst = addr
 				return nil, errNotFast
@@ -371,7 +369,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 			o.notePlan(&rt, addr)
 			return be, nil
 		}
-		if be := o.findServer(addr); be != nil {
+		if be := o.s.servers.On(addr); be != nil {
 			if be.Alive() {
 				o.notePlan(&rt, addr)
 				return be, nil
@@ -403,25 +401,10 @@ func (o *obSession) readyOnPoller(be *backend.Conn) bool {
 	return true
 }
 
-func (o *obSession) findServer(addr string) *backend.Conn {
-	for _, be := range o.servers {
-		if be.Addr == addr {
-			return be
-		}
-	}
-	return nil
-}
-
 // dropServer closes a server session and forgets it.
 func (o *obSession) dropServer(be *backend.Conn) {
 	s := o.s
-	be.Close()
-	if i := slices.Index(o.servers, be); i >= 0 {
-		o.servers = slices.Delete(o.servers, i, i+1)
-	}
-	if o.last == be {
-		o.last = nil
-	}
+	s.servers.Drop(be)
 	s.stmts.leftHome(be)
 }
 
@@ -432,7 +415,7 @@ func (o *obSession) dropServer(be *backend.Conn) {
 // client hears it from its next statement, which must not run elsewhere.
 func (o *obSession) dropBrokenServer(be *backend.Conn) {
 	s := o.s
-	lostTxn := be == o.last && o.serverInTrans()
+	lostTxn := be == o.s.servers.Last() && o.serverInTrans()
 	s.diagServerLost(be, nil)
 	o.dropServer(be)
 	if lostTxn {
@@ -444,42 +427,24 @@ func (o *obSession) dropBrokenServer(be *backend.Conn) {
 // server_idle_timeout, except the last one used.
 func (o *obSession) expireServers() {
 	s := o.s
-	if len(o.servers) <= 1 {
+	if s.servers.Len() <= 1 {
 		return
 	}
 	limit := s.cfg.ServerIdleTimeout
 	now := time.Now()
-	for i := 0; i < len(o.servers); i++ {
-		be := o.servers[i]
-		if be != o.last && now.Sub(be.LastUsedAt()) > limit {
+	// Backwards: a drop shifts only the sessions after the one dropped.
+	all := s.servers.All()
+	for i := len(all) - 1; i >= 0; i-- {
+		if be := all[i]; be != s.servers.Last() && now.Sub(be.LastUsedAt()) > limit {
 			o.dropServer(be)
-			i--
 		}
 	}
 }
 
-// useServer makes be the session's current server session.
-func (o *obSession) useServer(be *backend.Conn) {
-	s := o.s
-	be.Touch()
-	if o.last == be {
-		return
-	}
-	if o.last != nil {
-		o.last.Current.Store(false)
-	}
-	be.Current.Store(true)
-	o.last = be
-	s.backend = be
-	s.sharedBackend.Store(be)
-	s.mu.Lock()
-	s.backendAddr, s.backendID = be.Addr, be.ThreadID
-	s.mu.Unlock()
-}
-
 // serverInTrans reports whether the server side is inside a transaction.
 func (o *obSession) serverInTrans() bool {
-	return o.last != nil && o.last.Status.Has(mysqlproto.StatusInTrans)
+	last := o.s.servers.Last()
+	return last != nil && last.Status.Has(mysqlproto.StatusInTrans)
 }
 
 // syncServer brings be up to date with the client's session state before
@@ -534,13 +499,7 @@ func proxySessionID(local net.Addr, id uint32) uint64 {
 }
 
 // closeServers closes every server session of an OceanBase-mode session.
-func (o *obSession) closeServers() {
-	for _, be := range o.servers {
-		be.Close()
-	}
-	o.servers = nil
-	o.last = nil
-}
+func (o *obSession) closeServers() { o.s.servers.CloseAll() }
 
 // moveToFront moves addr, when addrs holds it, to the front, keeping the
 // order of the others.

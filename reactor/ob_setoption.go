@@ -56,6 +56,6 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 		return err
 	}
 	o.vars.SetMultiStatements(on)
-	o.vars.MarkSynced(&s.backend.Sync)
+	o.vars.MarkSynced(&s.servers.Current().Sync)
 	return nil
 }

@@ -104,7 +104,7 @@ func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
 		}
 		if ps.home != nil && ps.home.Alive() {
 			if err := o.syncServer(ps.home); err == nil {
-				o.useServer(ps.home)
+				o.s.servers.Use(ps.home)
 				return ps.home, nil
 			}
 			o.dropServer(ps.home)
@@ -123,7 +123,7 @@ func (o *obSession) routeBy(ps *prepared, execBody []byte) {
 	r.routeBy(ps.sql, &ps.facts, &r.exec)
 }
 
-func (o *obSession) serverSessions() []*backend.Conn { return o.servers }
+func (o *obSession) serverSessions() []*backend.Conn { return o.s.servers.All() }
 
 func (o *obSession) dropBroken(be *backend.Conn) { o.dropBrokenServer(be) }
 
@@ -159,8 +159,8 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 	}
 	if s.cfg.ServerBreakAction == "disconnect" {
 		// ODP's way: the client connection closes.
-		o.dropServer(s.backend)
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+		o.dropServer(s.servers.Current())
+		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
 	if s.inTrans.Load() || o.serverInTrans() {
 		return s.st.transactionBroke(err)

@@ -525,12 +525,12 @@ func (st *statement) sendUnsent() error {
 		}
 		return nil
 	}
-	err := s.backend.WriteRaw(p)
+	err := s.servers.Current().WriteRaw(p)
 	if chunk != nil {
 		connio.PutChunk(chunk)
 	}
 	if err != nil {
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
 	return nil
 }

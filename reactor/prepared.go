@@ -252,7 +252,7 @@ func (st *statement) notePrepared(pkt []byte) {
 	p.columns = binary.LittleEndian.Uint16(pkt[5:])
 	p.params = binary.LittleEndian.Uint16(pkt[7:])
 	id := s.stmts.add(p)
-	s.backend.StmtSet(id, serverID)
+	s.servers.Current().StmtSet(id, serverID)
 	binary.LittleEndian.PutUint32(pkt[1:], id)
 }
 
@@ -353,7 +353,7 @@ func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *back
 	case mysqlproto.ComStmtExecute:
 		ps.home = nil
 		if s.status.Has(mysqlproto.StatusCursorExists) {
-			ps.home = s.backend // where it ran, after any retry
+			ps.home = s.servers.Current() // where it ran, after any retry
 		}
 	case mysqlproto.ComStmtReset:
 		ps.home = nil

@@ -44,7 +44,7 @@ type responseRelay struct {
 // health entry.
 func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	s := st.s
-	be := s.backend
+	be := s.servers.Current()
 	be.Health.Begin()
 	sc := &s.scanner
 	sc.Reset(cmd, s.caps, s.status)

@@ -53,7 +53,7 @@ func (st *statement) writeErrorFor(err error) error {
 		return st.txnServerLost()
 	case errors.Is(err, errServerGone):
 		// mysql mode: the client's connection is its server session.
-		return quitWith(QuitServerNetwork, err, lostServer(s.backend.Addr))
+		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	case errors.Is(err, errPinnedServerLost):
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRServerLost,
 			"Lost connection to the server session that held this session's temporary tables, locks or last results; they are gone"))

@@ -131,10 +131,10 @@ func (st *statement) rollbackByClosing(code uint16) error {
 // server's address.
 func (st *statement) closeRefusingServer(what string, code uint16) string {
 	s := st.s
-	addr := s.backend.Addr
+	addr := s.servers.Current().Addr
 	s.srv.log.Info("server refused "+what+"; its server session is closed, which rolls the transaction back",
 		"session", s.id, "server", addr, "code", code)
-	s.side.drop(s.backend)
+	s.side.drop(s.servers.Current())
 	s.status &^= mysqlproto.StatusInTrans
 	s.inTrans.Store(false)
 	return addr
@@ -149,7 +149,7 @@ func (st *statement) resendKept(o outcome) bool {
 	s := st.s
 	st.resends++
 	from := ""
-	if failed := s.backend; failed != nil {
+	if failed := s.servers.Current(); failed != nil {
 		from = failed.Addr
 		st.tried = append(st.tried, failed.Addr)
 		if o.fail != failure.HeldERR {

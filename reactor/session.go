@@ -61,10 +61,9 @@ type Session struct {
 	side serverSide
 	ob   *obSession
 	my   *mysqlSide
-	// backend is the server session of the statement in progress or the
-	// last one (owned); sharedBackend publishes it to other goroutines.
-	backend       *backend.Conn
-	sharedBackend atomic.Pointer[backend.Conn]
+	// servers are the session's server sessions (owned; its Shared, the
+	// current one, is for any goroutine).
+	servers backend.Set
 
 	published        // shared, under its mu: what SHOW PROXYSESSION and KILL read
 	activity         // shared counters
@@ -110,13 +109,11 @@ type clientConn struct {
 // published is what other goroutines read of a session, under mu; the
 // owner updates it when it changes.
 type published struct {
-	mu          sync.Mutex
-	db          string              // the current database
-	user        string              // the login name as the client sent it
-	backendAddr string              // the server of backend
-	backendID   uint32              // the server's connection id of backend
-	varsPub     []VarInfo           // OceanBase mode: see publishOB
-	serversPub  []ServerSessionInfo // OceanBase mode: see publishOB
+	mu         sync.Mutex
+	db         string              // the current database
+	user       string              // the login name as the client sent it
+	varsPub    []VarInfo           // OceanBase mode: see publishOB
+	serversPub []ServerSessionInfo // OceanBase mode: see publishOB
 }
 
 // activity counts what a session did; any goroutine may read it.
@@ -191,10 +188,12 @@ func (s *Session) Info() SessionInfo {
 	s.mu.Lock()
 	info := SessionInfo{
 		ID: s.id, User: s.user, Identity: s.identity, ClientAddr: s.clientAddr,
-		DB: s.db, ServerAddr: s.backendAddr, ServerID: s.backendID,
-		ConnectedAt: s.connectedAt, Admin: s.admin,
+		DB: s.db, ConnectedAt: s.connectedAt, Admin: s.admin,
 	}
 	s.mu.Unlock()
+	if be := s.servers.Shared(); be != nil {
+		info.ServerAddr, info.ServerID = be.Addr, be.ThreadID
+	}
 	info.State = s.State()
 	if c := s.curCmd.Load(); c >= 0 {
 		info.Command = mysqlproto.Command(c).String()
@@ -335,7 +334,7 @@ func (s *Session) sayShutdown() {
 // interrupt closes the session's connections so that whatever its owner
 // is blocked on fails. The owner then tears the session down.
 func (s *Session) interrupt() {
-	if be := s.sharedBackend.Load(); be != nil {
+	if be := s.servers.Shared(); be != nil {
 		be.Close()
 	}
 	s.drv.breakTransport()

@@ -45,7 +45,7 @@ type obSnapshot struct {
 // sessions changed; otherwise it costs two comparisons.
 func (o *obSession) publishOB() {
 	s := o.s
-	if o.snap.ver == o.vars.Version() && o.snap.nserver == len(o.servers) && o.snap.last == o.last {
+	if o.snap.ver == o.vars.Version() && o.snap.nserver == s.servers.Len() && o.snap.last == s.servers.Last() {
 		return
 	}
 	if o.snap.ver != o.vars.Version() || o.snap.ver == 0 {
@@ -66,8 +66,8 @@ func (o *obSession) publishOB() {
 	for _, e := range o.vars.User() {
 		vars = append(vars, VarInfo{Name: e.Name, Value: e.Value, Kind: "user"})
 	}
-	servers := make([]ServerSessionInfo, 0, len(o.servers))
-	for _, be := range o.servers {
+	servers := make([]ServerSessionInfo, 0, s.servers.Len())
+	for _, be := range s.servers.All() {
 		proto := "mysql"
 		switch {
 		case be.OB20 != nil:
@@ -76,9 +76,9 @@ func (o *obSession) publishOB() {
 			proto = "compressed"
 		}
 		servers = append(servers, ServerSessionInfo{Addr: be.Addr, ID: be.ThreadID, Protocol: proto, TLS: be.TLS,
-			InTrans: be.Status.Has(mysqlproto.StatusInTrans), Current: be == o.last, LastUsed: be.LastUsedAt()})
+			InTrans: be.Status.Has(mysqlproto.StatusInTrans), Current: be == s.servers.Last(), LastUsed: be.LastUsedAt()})
 	}
-	o.snap = obSnapshot{ver: o.vars.Version(), nserver: len(o.servers), last: o.last}
+	o.snap = obSnapshot{ver: o.vars.Version(), nserver: s.servers.Len(), last: s.servers.Last()}
 	s.mu.Lock()
 	s.varsPub, s.serversPub = vars, servers
 	s.mu.Unlock()

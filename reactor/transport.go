@@ -171,7 +171,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 	switch s.State() {
 	case StateCommand:
 		d.clientGone.Store(true) // before the close the owner may see
-		if be := s.sharedBackend.Load(); be != nil {
+		if be := s.servers.Shared(); be != nil {
 			be.Close()
 		}
 		if d.hooked.Load() {

@@ -27,7 +27,7 @@ import (
 // expects after either.
 func (st *statement) transactionBroke(err error) error {
 	s := st.s
-	be := s.backend
+	be := s.servers.Current()
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.Addr, "err", err)
 	s.side.drop(be) // mysql mode: the session moves once the transaction is over
