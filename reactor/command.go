@@ -113,7 +113,7 @@ func (s *Session) serveCommand() error {
 		}
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)
-	if err := s.side.acquire(need); err != nil {
+	if _, err := s.side.serverFor(need); err != nil {
 		if s.drv.polled {
 			return errNotFast // the goroutine meets the same error and answers it
 		}

@@ -130,7 +130,7 @@
 //
 // Server connections follow their client's transport. With netpoll they
 // join the same pollers (backend.PolledConn): the poller reads a server's answer
-// into the connection's buffer, which the relay views (respWindow); a
+// into the connection's buffer, which the relay views (backend.Window); a
 // goroutine waiting for it is woken by netpoll, the poller's own relay
 // step is called by the read hook. netpoll reads without limit, so obgate
 // bounds every netpoll connection's input from outside (internal/npbound):

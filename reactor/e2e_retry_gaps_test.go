@@ -287,8 +287,8 @@ func TestOBKillConnectionNotResent(t *testing.T) {
 // session id that no obgate session holds (an id with the top bit set, as
 // OBServer session ids are): obgate forwards such a KILL to the session's
 // current server session (forwardKill in kill.go), and when that server
-// session is found broken it drops it (dropBrokenServer) and answers ERR
-// 1094. Per dropBrokenServer's comment, a dropped server session that
+// session is found broken it drops it (obSession.dropBroken) and answers ERR
+// 1094. Per obSession.dropBroken's comment, a dropped server session that
 // held the client's open transaction takes the transaction with it: the
 // session enters the broken-transaction state, so the next statement
 // gets ERR 6002 and runs nowhere, ROLLBACK ends it, and nothing of the
@@ -298,7 +298,7 @@ func TestOBKillConnectionNotResent(t *testing.T) {
 // The node of the server session is stopped, and the test waits until
 // obgate has not used the server session for twice reactor.PeekIdleAfter:
 // from then on its liveness check looks at the socket (or the server
-// watch has seen the close), so the KILL takes the dropBrokenServer path
+// watch has seen the close), so the KILL takes the obSession.dropBroken path
 // (answer 1094) rather than sending to a dead socket (answer 2013).
 func TestOBKillOfOwnBrokenServerSession(t *testing.T) {
 	maria(t)
@@ -393,7 +393,7 @@ func waitServerSessionIdle(t *testing.T, p *testproxy.Proxy, id uint32) {
 // autocommit behind the client"): losing the transaction's server session
 // must put the session in the broken-transaction state, so that the next
 // INSERT gets ERR 6002 and nothing of the transaction is committed, as
-// TestOBKillOfOwnBrokenServerSession shows for the dropBrokenServer path.
+// TestOBKillOfOwnBrokenServerSession shows for the obSession.dropBroken path.
 // Two paths lose that server session:
 //
 //   - "KILL QUERY of a session on the stopped node": the killer's
@@ -407,7 +407,7 @@ func waitServerSessionIdle(t *testing.T, p *testproxy.Proxy, id uint32) {
 //     times out and drops it: the KILL gets ERROR 2013.
 //
 // Both dropped the server session without entering the broken-transaction
-// state (dropServer, not dropBrokenServer), so the next INSERT ran on
+// state (obSession.drop, not obSession.dropBroken), so the next INSERT ran on
 // another node in autocommit and was committed.
 func TestOBKillThroughLostTransactionServer(t *testing.T) {
 	maria(t)

@@ -54,11 +54,11 @@ func (st *statement) internalCommand(be *backend.Conn, payload []byte) (*mysqlpr
 	defer func() { _ = be.NetConn.SetReadDeadline(time.Time{}) }()
 	// A chunk window, as the relay reads a rewritten answer into (nothing
 	// is relayed: the answer is consumed as it is decided).
-	win := respWindow{buf: connio.GetChunk(4096)}
-	defer win.close()
+	win := backend.Window{Buf: connio.GetChunk(4096)}
+	defer win.Close()
 	dec := 0
 	for {
-		n, ev := sc.Scan(win.buf[dec:win.end])
+		n, ev := sc.Scan(win.Buf[dec:win.End])
 		dec += n
 		switch ev {
 		case mysqlproto.ScanTerminator:
@@ -83,7 +83,7 @@ func (st *statement) internalCommand(be *backend.Conn, payload []byte) (*mysqlpr
 			return nil, fmt.Errorf("%w to %s", errUnexpectedAnswer, mysqlproto.Command(payload[0]))
 		}
 		if sc.Done() {
-			if dec != win.end {
+			if dec != win.End {
 				return nil, errors.New("server sent bytes after its response")
 			}
 			if err := be.FinishResponse(); err != nil {
@@ -91,9 +91,9 @@ func (st *statement) internalCommand(be *backend.Conn, payload []byte) (*mysqlpr
 			}
 			return sc, nil
 		}
-		win.consumed(dec)
+		win.Consumed(dec)
 		dec = 0
-		if k, err := win.fill(be, sc.Want()); k == 0 && err != nil {
+		if k, err := win.Fill(be, sc.Want()); k == 0 && err != nil {
 			return nil, err
 		}
 	}

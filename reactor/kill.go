@@ -49,7 +49,7 @@ func (st *statement) kill(k killStmt, start time.Time) error {
 	s := st.s
 	target, found := st.killTarget(k.id)
 	if !found {
-		if !s.srv.ids.Layout.IsClientID(k.id) && s.side.current() != nil {
+		if !s.srv.ids.Layout.IsClientID(k.id) && s.servers.Last() != nil {
 			// A connection of the server's own that no obgate session
 			// holds: the server decides, as for a direct client.
 			return st.forwardKill(k, k.id, start)
@@ -195,15 +195,11 @@ func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
 func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	be := o.s.servers.Last()
 	if !be.Alive() {
-		o.dropBrokenServer(be)
+		o.dropBroken(be)
 		return o.s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	return o.killOn(be, stmt, start)
 }
-
-func (m *mysqlSide) current() *backend.Conn { return m.s.servers.Current() }
-
-func (o *obSession) current() *backend.Conn { return o.s.servers.Last() }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.
@@ -245,7 +241,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 	be := o.s.servers.On(tinfo.ServerAddr)
 	if be == nil || !be.Alive() {
 		if be != nil {
-			o.dropBrokenServer(be) // it may hold this session's transaction
+			o.dropBroken(be) // it may hold this session's transaction
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
 		var err error
@@ -280,7 +276,7 @@ func (o *obSession) killOn(be *backend.Conn, stmt []byte, start time.Time) error
 		s.countStatement(route.StmtKill, true, start)
 		return s.writeError(se)
 	}
-	o.dropBrokenServer(be) // it may hold this session's transaction
+	o.dropBroken(be) // it may hold this session's transaction
 	s.countStatement(route.StmtKill, true, start)
 	return s.writeError(lostServer(be.Addr))
 }

@@ -73,14 +73,6 @@ func (m *mysqlSide) diagNames() (tenant, cluster string, proxySessID uint64, has
 	return m.s.identity.Tenant, m.s.identity.Cluster, 0, false
 }
 
-// closesIdle: never; the client's connection is its server session.
-func (m *mysqlSide) closesIdle(*backend.Conn) bool { return false }
-
-// closeAll closes the one server session, or the one the login opened.
-func (m *mysqlSide) closeAll() {
-	m.s.servers.CloseAll()
-}
-
 func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
 	if cmd == mysqlproto.ComChangeUser {
 		handled, err := m.changeUser(n, body, whole)
@@ -102,13 +94,8 @@ func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Ti
 	return true, m.s.st.brokenTxnStatement(n, f, start)
 }
 
-// acquire: the session's one server session runs everything; when its
+// serverFor: the session's one server session runs everything; when its
 // connection is gone, a session that may move logs in on another server.
-func (m *mysqlSide) acquire(need routeNeed) error {
-	_, err := m.serverFor(need)
-	return err
-}
-
 func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 	s := m.s
 	if !s.servers.Current().Lost() {

@@ -51,7 +51,7 @@ func (o *obSession) obChangeUser(n int, start time.Time) error {
 	// The change ends any transaction, refused or not; a held BEGIN has
 	// not started one on a server yet.
 	o.heldBegin = nil
-	be, err := o.routeStatement(needAny)
+	be, err := o.serverFor(needAny)
 	if err != nil {
 		o.changeUserRefused(nil)
 		s.countStatement(route.StmtOther, true, start)
@@ -129,7 +129,7 @@ func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byt
 		return res, nil
 	}
 	s.countIn(len(out))
-	sp := serverPackets{be: be, timeout: o.queryTimeout()}
+	sp := serverPackets{be: be, timeout: o.answerTimeout()}
 	for range maxChangeUserRounds {
 		p, seq, err := sp.next()
 		if err != nil {
@@ -249,7 +249,7 @@ func (o *obSession) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id 
 func (o *obSession) changeUserRefused(be *backend.Conn) {
 	s := o.s
 	if be != nil {
-		o.dropServer(be)
+		o.drop(be)
 	}
 	o.resetOB(nil)
 	s.status &^= mysqlproto.StatusInTrans

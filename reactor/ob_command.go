@@ -28,11 +28,11 @@ func (o *obSession) obCommand(cmd mysqlproto.Command, n int, body []byte, whole 
 	return false, nil
 }
 
-// routeStatement picks and prepares the server session for a statement and
+// serverFor picks and prepares the server session for a statement and
 // makes it current. A server session whose sync step fails is dropped and
 // another one tried, its server put last (nothing of the statement was
 // sent yet), up to three times.
-func (o *obSession) routeStatement(need routeNeed) (*backend.Conn, error) {
+func (o *obSession) serverFor(need routeNeed) (*backend.Conn, error) {
 	s := o.s
 	// Each connection attempt has its own short_async_task_timeout (see
 	// openServer), so one hung server does not use up the others' time.
@@ -47,7 +47,7 @@ func (o *obSession) routeStatement(need routeNeed) (*backend.Conn, error) {
 			inTrans, pinned := o.serverInTrans(), o.pinned && be == o.s.servers.Last()
 			lastErr = err
 			s.st.tried = append(s.st.tried, be.Addr)
-			o.dropServer(be)
+			o.drop(be)
 			switch {
 			case inTrans:
 				return nil, errTxnServerLost

@@ -13,7 +13,7 @@ import (
 	"obgate/reactor/sessvars"
 )
 
-// obTerminator handles an OK, EOF or ERR that ended a result in OceanBase
+// terminator handles an OK, EOF or ERR that ended a result in OceanBase
 // mode; the packet ends at buf[dec]. It records the server status, learns
 // the session-state report of an OK (database, system and user variables,
 // server feedback), and rewrites that report into what a MySQL client
@@ -22,7 +22,7 @@ import (
 // session state. The OK is the one the scanner decoded; clientOK rewrites
 // it from that. It returns the buffer (a bigger one when the packet grew)
 // and the shifted positions.
-func (o *obSession) obTerminator(buf []byte, dec, end int) ([]byte, int, int) {
+func (o *obSession) terminator(buf []byte, dec, end int) ([]byte, int, int) {
 	s := o.s
 	sc := &s.scanner
 	if sc.IsErr() {
@@ -139,10 +139,10 @@ func (o *obSession) onFeedback(name, value []byte) {
 	}
 }
 
-// obAfterResponse updates OceanBase-mode facts after a response: the server
+// afterResponse updates OceanBase-mode facts after a response: the server
 // session that ran the statement had the client's whole state before it
 // and has learned every change since.
-func (o *obSession) obAfterResponse(cmd mysqlproto.Command, failed bool) {
+func (o *obSession) afterResponse(cmd mysqlproto.Command, failed bool) {
 	s := o.s
 	be := s.servers.Current()
 	be.Touch()
@@ -185,7 +185,7 @@ func (o *obSession) resetOB(keep *backend.Conn) {
 	s := o.s
 	for _, be := range slices.Clone(s.servers.All()) {
 		if be != keep {
-			o.dropServer(be)
+			o.drop(be)
 		}
 	}
 	o.vars = o.vars.AfterReset()
@@ -202,11 +202,11 @@ func (o *obSession) resetOB(keep *backend.Conn) {
 // defaultQueryTimeout is OceanBase's default ob_query_timeout.
 const defaultQueryTimeout = 10 * time.Second
 
-// queryTimeout is how long obgate waits for a server's answer in
+// answerTimeout is how long obgate waits for a server's answer in
 // OceanBase mode, as ODP does: observer_query_timeout_delta plus the
 // session's ob_query_timeout (the cluster's global value when the session
 // did not set it, else OceanBase's default).
-func (o *obSession) queryTimeout() time.Duration {
+func (o *obSession) answerTimeout() time.Duration {
 	s := o.s
 	us := int64(-1)
 	if v, set := o.vars.Hot(sessvars.HotObQueryTimeout); set {
@@ -234,14 +234,14 @@ func (o *obSession) serverSessionFailed(err error) error {
 	be := s.servers.Current()
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.Addr, "err", err)
-	o.dropServer(be)
+	o.drop(be)
 	var reply *mysqlproto.SQLError
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
 			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
-			be.Addr, o.queryTimeout())
+			be.Addr, o.answerTimeout())
 	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
 		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
 			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.Addr)
@@ -267,8 +267,8 @@ func (o *obSession) resendElsewhere(p []byte, orig error) error {
 	if s.st.patchOn && s.st.retryPS == nil {
 		return orig
 	}
-	o.dropServer(s.servers.Current())
-	be, err := o.routeStatement(needAny)
+	o.drop(s.servers.Current())
+	be, err := o.serverFor(needAny)
 	if err != nil {
 		return err
 	}

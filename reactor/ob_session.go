@@ -341,7 +341,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 			o.notePlan(&rt, last.Addr)
 			return last, nil
 		}
-		o.dropServer(last)
+		o.drop(last)
 		if req.InTrans {
 			return nil, errTxnServerLost
 		}
@@ -375,7 +375,7 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 				return be, nil
 			}
 			s.diagServerLost(be, nil)
-			o.dropServer(be)
+			o.drop(be)
 		}
 		be, _, err := o.openServer(ctx, addr, false)
 		if err == nil {
@@ -401,23 +401,23 @@ func (o *obSession) readyOnPoller(be *backend.Conn) bool {
 	return true
 }
 
-// dropServer closes a server session and forgets it.
-func (o *obSession) dropServer(be *backend.Conn) {
+// drop closes a server session and forgets it.
+func (o *obSession) drop(be *backend.Conn) {
 	s := o.s
 	s.servers.Drop(be)
 	s.stmts.leftHome(be)
 }
 
-// dropBrokenServer drops a server session found broken by a command that
+// dropBroken drops a server session found broken by a command that
 // does not route (COM_STMT_CLOSE, KILL of the session's own server). When
 // it held the client's open transaction, the transaction is gone with
 // it: the session enters the broken-transaction state, so that the
 // client hears it from its next statement, which must not run elsewhere.
-func (o *obSession) dropBrokenServer(be *backend.Conn) {
+func (o *obSession) dropBroken(be *backend.Conn) {
 	s := o.s
 	lostTxn := be == o.s.servers.Last() && o.serverInTrans()
 	s.diagServerLost(be, nil)
-	o.dropServer(be)
+	o.drop(be)
 	if lostTxn {
 		s.markTxnBroken()
 	}
@@ -436,7 +436,7 @@ func (o *obSession) expireServers() {
 	all := s.servers.All()
 	for i := len(all) - 1; i >= 0; i-- {
 		if be := all[i]; be != s.servers.Last() && now.Sub(be.LastUsedAt()) > limit {
-			o.dropServer(be)
+			o.drop(be)
 		}
 	}
 }
@@ -497,9 +497,6 @@ func proxySessionID(local net.Addr, id uint32) uint64 {
 	}
 	return ip<<32 | uint64(ta.Port&0xffff)<<16 | uint64(id&0xffff)
 }
-
-// closeServers closes every server session of an OceanBase-mode session.
-func (o *obSession) closeServers() { o.s.servers.CloseAll() }
 
 // moveToFront moves addr, when addrs holds it, to the front, keeping the
 // order of the others.

@@ -42,7 +42,7 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 			known = true
 		}
 	}
-	if _, err := o.routeStatement(needAny); err != nil {
+	if _, err := o.serverFor(needAny); err != nil {
 		return s.st.refuse(n, err)
 	}
 	s.st.beforeRequest()

@@ -19,7 +19,7 @@ import (
 func (o *obSession) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
 	err := o.obHandshake(ctx, count, cfg)
 	if err != nil {
-		o.closeServers()
+		o.s.servers.CloseAll()
 	}
 	return err
 }
@@ -64,12 +64,6 @@ func (o *obSession) diagNames() (tenant, cluster string, proxySessID uint64, has
 	return o.tenant, cluster, o.proxySessID, true
 }
 
-func (o *obSession) closeAll() { o.closeServers() }
-
-// closesIdle: a server session other than the current one (its owner drops
-// it before the next statement).
-func (o *obSession) closesIdle(be *backend.Conn) bool { return !be.Current.Load() }
-
 func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
 	handled, err := o.obCommand(cmd, n, body, whole, start)
 	return route.StmtOther, handled, err
@@ -88,13 +82,6 @@ func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start 
 	return o.heldTransaction(n, body, f, start)
 }
 
-func (o *obSession) acquire(need routeNeed) error {
-	_, err := o.routeStatement(need)
-	return err
-}
-
-func (o *obSession) serverFor(need routeNeed) (*backend.Conn, error) { return o.routeStatement(need) }
-
 // statementServer: outside a transaction, where the statement's long
 // data or cursor is, else where the router says.
 func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
@@ -107,10 +94,10 @@ func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
 				o.s.servers.Use(ps.home)
 				return ps.home, nil
 			}
-			o.dropServer(ps.home)
+			o.drop(ps.home)
 		}
 	}
-	return o.routeStatement(needAny)
+	return o.serverFor(needAny)
 }
 
 func (o *obSession) routeBy(ps *prepared, execBody []byte) {
@@ -125,8 +112,6 @@ func (o *obSession) routeBy(ps *prepared, execBody []byte) {
 
 func (o *obSession) serverSessions() []*backend.Conn { return o.s.servers.All() }
 
-func (o *obSession) dropBroken(be *backend.Conn) { o.dropBrokenServer(be) }
-
 func (o *obSession) learnState(state []byte, status mysqlproto.ServerStatus) {
 	o.vars.Learn(state, status, nil)
 }
@@ -134,16 +119,6 @@ func (o *obSession) learnState(state []byte, status mysqlproto.ServerStatus) {
 func (o *obSession) bound() bool { return o.pinned }
 
 func (o *obSession) candidates() int { return len(o.routeBuf) }
-
-func (o *obSession) answerTimeout() time.Duration { return o.queryTimeout() }
-
-func (o *obSession) terminator(buf []byte, dec, end int) ([]byte, int, int) {
-	return o.obTerminator(buf, dec, end)
-}
-
-func (o *obSession) afterResponse(cmd mysqlproto.Command, failed bool) {
-	o.obAfterResponse(cmd, failed)
-}
 
 func (o *obSession) refusedWrite(p []byte, err error) error {
 	if o.serverInTrans() {
@@ -159,7 +134,7 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 	}
 	if s.cfg.ServerBreakAction == "disconnect" {
 		// ODP's way: the client connection closes.
-		o.dropServer(s.servers.Current())
+		o.drop(s.servers.Current())
 		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
 	if s.inTrans.Load() || o.serverInTrans() {
@@ -168,8 +143,6 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 	return o.serverSessionFailed(err)
 }
 
-func (o *obSession) drop(be *backend.Conn) { o.dropServer(be) }
-
 // replacement routes the kept request again, by its kept copy, with the
 // BEGIN that went with it held again.
 func (o *obSession) replacement() (*backend.Conn, error) {
@@ -177,7 +150,7 @@ func (o *obSession) replacement() (*backend.Conn, error) {
 	if o.begunWith != nil {
 		o.heldBegin = o.begunWith
 	}
-	return o.routeStatement(needAny)
+	return o.serverFor(needAny)
 }
 
 // serverGone: the next statement simply goes to another server session

@@ -45,10 +45,10 @@ import (
 type polledPrepare struct {
 	be  *backend.Conn
 	ps  *prepared
-	id  uint32     // the client's statement id
-	win respWindow // a chunk holding what arrived of the answer
-	dec int        // bytes of win the scanner has consumed
-	at  time.Time  // when the prepare went out
+	id  uint32         // the client's statement id
+	win backend.Window // a chunk holding what arrived of the answer
+	dec int            // bytes of win the scanner has consumed
+	at  time.Time      // when the prepare went out
 }
 
 // polledPrepares counts the statements prepared again on the poller;
@@ -87,7 +87,7 @@ func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) er
 		}
 		return errNotFast
 	}
-	st.prep = polledPrepare{be: be, ps: ps, id: id, win: respWindow{buf: connio.GetChunk(4096)}, at: time.Now()}
+	st.prep = polledPrepare{be: be, ps: ps, id: id, win: backend.Window{Buf: connio.GetChunk(4096)}, at: time.Now()}
 	s.scanner.Reset(mysqlproto.ComStmtPrepare, s.caps, be.Status)
 	if timeout := s.cfg.ShortAsyncTaskTimeout; timeout > 0 {
 		_ = be.NetConn.SetReadDeadline(st.prep.at.Add(timeout)) // for a goroutine's reads
@@ -115,7 +115,7 @@ func (st *statement) readPrepare(block bool) error {
 		}
 	}
 	for {
-		k, ev := sc.Scan(p.win.buf[p.dec:p.win.end])
+		k, ev := sc.Scan(p.win.Buf[p.dec:p.win.End])
 		p.dec += k
 		switch ev {
 		case mysqlproto.ScanTerminator:
@@ -132,7 +132,7 @@ func (st *statement) readPrepare(block bool) error {
 			return fmt.Errorf("%w to %s", errUnexpectedAnswer, mysqlproto.ComStmtPrepare)
 		}
 		if sc.Done() {
-			if p.dec != p.win.end {
+			if p.dec != p.win.End {
 				return errors.New("server sent bytes after its response")
 			}
 			if block {
@@ -144,13 +144,13 @@ func (st *statement) readPrepare(block bool) error {
 			}
 			return st.notePrepare()
 		}
-		p.win.consumed(p.dec)
+		p.win.Consumed(p.dec)
 		p.dec = 0
 		var err error
 		if block {
-			k, err = p.win.fill(be, sc.Want())
+			k, err = p.win.Fill(be, sc.Want())
 		} else {
-			k, err = p.win.tryFill(pio, sc.Want())
+			k, err = p.win.TryFill(pio, sc.Want())
 		}
 		if k == 0 {
 			if err == nil {
@@ -197,7 +197,7 @@ func (st *statement) endPolledPrepare(err error) {
 		polledPrepares.Add(1)
 	}
 	_ = be.NetConn.SetReadDeadline(time.Time{})
-	connio.PutChunk(p.win.buf)
+	connio.PutChunk(p.win.Buf)
 	*p = polledPrepare{}
 }
 

@@ -17,7 +17,7 @@ import (
 // both.
 type responseRelay struct {
 	be  *backend.Conn
-	win respWindow
+	win backend.Window
 	// win.buf[:dec] is decided and not yet written to the client.
 	dec     int
 	written int64 // bytes of the answer the client's connection took
@@ -70,7 +70,7 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	// copy that the view's next extension (more) takes again from the
 	// nodes, without the new id, so the client would get the server's.
 	view := !s.side.rewritesAnswers() && cmd != mysqlproto.ComStmtPrepare
-	st.rr = responseRelay{be: be, win: newRespWindow(be, view), open: true, sentAt: sentAt}
+	st.rr = responseRelay{be: be, win: backend.NewWindow(be, view), open: true, sentAt: sentAt}
 }
 
 // close ends the relay's hold on its window, once (relayEnd, or
@@ -78,7 +78,7 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 func (r *responseRelay) close() {
 	if r.open {
 		r.open = false
-		r.win.close()
+		r.win.Close()
 	}
 }
 
@@ -96,7 +96,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 	r := &st.rr
 	sc := &s.scanner
 	var pio backend.PollIO // reads a chunk on the poller
-	if !block && r.win.np == nil {
+	if !block && r.win.Viewed == nil {
 		if pio = r.be.PollIO(); pio == nil {
 			return r.written, backend.ErrHandOff // a chunk this serverIO fills by waiting reads
 		}
@@ -117,14 +117,14 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 	for {
-		if r.firstAt.IsZero() && r.win.end > 0 {
+		if r.firstAt.IsZero() && r.win.End > 0 {
 			r.firstAt = time.Now()
 		}
 		var ev mysqlproto.ScanEvent
 		if r.hasPending {
 			ev, r.hasPending = r.pending, false
 		} else {
-			n, e := sc.Scan(r.win.buf[r.dec:r.win.end])
+			n, e := sc.Scan(r.win.Buf[r.dec:r.win.End])
 			r.dec += n
 			ev = e
 		}
@@ -136,7 +136,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		case mysqlproto.ScanNeedMore:
 			if sc.Done() {
 				if !r.ended {
-					if r.dec != r.win.end {
+					if r.dec != r.win.End {
 						return r.written, quit(QuitServerProto, errors.New("server sent bytes after its response"))
 					}
 					var err error
@@ -156,13 +156,13 @@ func (st *statement) runRelay(block bool) (int64, error) {
 						r.be.Close()
 					}
 					if r.written == 0 && sc.IsErr() && s.side.holdsERR(sc.ErrCode()) {
-						st.heldERR = append(st.heldERR[:0], r.win.buf[:r.dec]...)
+						st.heldERR = append(st.heldERR[:0], r.win.Buf[:r.dec]...)
 						return 0, errRetryableERR
 					}
 				}
 				return r.written, st.flushDecided(true, block)
 			}
-			if k, ok := r.win.more(); ok {
+			if k, ok := r.win.More(); ok {
 				s.srv.metrics.bytesFromServer.Add(k)
 				continue
 			}
@@ -170,7 +170,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				return r.written, err
 			}
 			if pio != nil {
-				k, err := r.win.tryFill(pio, sc.Want())
+				k, err := r.win.TryFill(pio, sc.Want())
 				if k == 0 {
 					if err == nil || err == backend.ErrWouldBlock {
 						return r.written, backend.ErrWouldBlock
@@ -180,22 +180,22 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				s.srv.metrics.bytesFromServer.Add(k)
 				continue
 			}
-			if !block && !r.win.ready(sc.Want()) {
-				if !r.win.np.Connection.IsActive() {
+			if !block && !r.win.Ready(sc.Want()) {
+				if !r.win.Viewed.Connection.IsActive() {
 					return r.written, backend.ErrHandOff // the failure is answered off the poller
 				}
 				return r.written, backend.ErrWouldBlock
 			}
-			k, err := r.win.fill(r.be, sc.Want())
+			k, err := r.win.Fill(r.be, sc.Want())
 			if k == 0 && err != nil {
 				return r.written, serverFail(err)
 			}
 			s.srv.metrics.bytesFromServer.Add(k)
 		case mysqlproto.ScanTerminator:
-			if r.win.np == nil {
-				r.win.buf, r.dec, r.win.end = s.side.terminator(r.win.buf, r.dec, r.win.end)
+			if r.win.Viewed == nil {
+				r.win.Buf, r.dec, r.win.End = s.side.terminator(r.win.Buf, r.dec, r.win.End)
 			} else {
-				s.side.terminator(r.win.buf, r.dec, r.win.end) // mysql side: reads only
+				s.side.terminator(r.win.Buf, r.dec, r.win.End) // mysql side: reads only
 			}
 		case mysqlproto.ScanPrepared:
 			st.notePrepared(sc.Packet())
@@ -213,7 +213,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				return r.written, err
 			}
 			st.releaseKept()
-			if r.win.end != 0 {
+			if r.win.End != 0 {
 				return r.written, quit(QuitServerProto, errors.New("server sent data before the LOCAL INFILE upload"))
 			}
 			if err := st.relayUpload(); err != nil {
@@ -262,14 +262,14 @@ func (st *statement) flushDecided(final, block bool) error {
 		return nil
 	}
 	if !block {
-		k, err := s.drv.clientNP.TryWrite(r.win.buf[:r.dec])
+		k, err := s.drv.clientNP.TryWrite(r.win.Buf[:r.dec])
 		if k > 0 {
 			if p := s.stmts.pending; p != nil && p.capture {
-				p.captureAnswer(r.win.buf[:k])
+				p.captureAnswer(r.win.Buf[:k])
 			}
 			st.releaseKept() // part of the answer is the client's now
 			r.written += int64(k)
-			r.win.consumed(k)
+			r.win.Consumed(k)
 			r.dec -= k
 		}
 		if err != nil {
@@ -281,7 +281,7 @@ func (st *statement) flushDecided(final, block bool) error {
 		}
 		return nil
 	}
-	if err := s.client.Write(r.win.buf[:r.dec]); err != nil {
+	if err := s.client.Write(r.win.Buf[:r.dec]); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	flushFn := s.client.FlushMore
@@ -292,11 +292,11 @@ func (st *statement) flushDecided(final, block bool) error {
 		return quit(QuitClientNetwork, err)
 	}
 	if p := s.stmts.pending; p != nil && p.capture {
-		p.captureAnswer(r.win.buf[:r.dec])
+		p.captureAnswer(r.win.Buf[:r.dec])
 	}
 	st.releaseKept() // part of the answer is the client's now
 	r.written += int64(r.dec)
-	r.win.consumed(r.dec)
+	r.win.Consumed(r.dec)
 	r.dec = 0
 	return nil
 }

@@ -46,8 +46,6 @@ type serverSide interface {
 	clusterOf() *route.Cluster
 	// explain is EXPLAIN ROUTE (ExplainRoute).
 	explain(stmt []byte) RouteExplanation
-	// current is the server session the last statement used, or nil.
-	current() *backend.Conn
 	// killSession runs KILL [QUERY] of target, another session.
 	killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error
 	// serverIDOwner is the session holding the server connection id, or
@@ -65,15 +63,9 @@ type serverSide interface {
 	// diagNames are the tenant and cluster the diagnosis log names the
 	// session by and, in OceanBase mode, its proxy session id (hasID).
 	diagNames() (tenant, cluster string, proxySessID uint64, hasID bool)
-	// closeAll closes every server session (teardown).
-	closeAll()
 	// serverGone is told, on the server watch's goroutine, that a server
 	// closed be.
 	serverGone(be *backend.Conn)
-	// closesIdle reports whether be, one of the session's server sessions,
-	// may be closed by the idle sweeper after server_idle_timeout; the
-	// sweeper's goroutine calls it.
-	closesIdle(be *backend.Conn) bool
 	// closedIdle reports that the session must close because its server
 	// closed its connection; any goroutine may call it.
 	closedIdle() bool
@@ -84,9 +76,6 @@ type serverSide interface {
 	// query runs what the mode does itself with a COM_QUERY (a held
 	// transaction statement) and reports whether it answered.
 	query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error)
-	// acquire makes the server session that will run the statement
-	// current and brings it up to date; an error is answered with refuse.
-	acquire(need routeNeed) error
 	// answerTimeout bounds the wait for the server's answer; 0 means no
 	// bound (the server enforces its own).
 	answerTimeout() time.Duration

@@ -65,7 +65,9 @@ func (srv *Server) sweep(now time.Time) {
 	limit := cfg.ServerIdleTimeout
 	srv.servers.Each(func(be *backend.Conn) bool {
 		owner, ok := be.Owner.(*Session)
-		if !ok || !owner.side.closesIdle(be) || owner.State() != StateIdle {
+		// Not the current one: its owner drops the others before the
+		// next statement; mysql mode's one is always current.
+		if !ok || be.Current.Load() || owner.State() != StateIdle {
 			return true
 		}
 		if now.Sub(be.LastUsedAt()) > limit {

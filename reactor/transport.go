@@ -281,7 +281,7 @@ func (s *Session) teardown() {
 	s.state.Store(int32(StateClosing))
 	s.drv.stopAnswerTimer()
 	s.diagSessionEnded()
-	s.side.closeAll()
+	s.servers.CloseAll()
 	s.closeTransport()
 	s.freeBuffers()
 	s.giveBackStatement()
