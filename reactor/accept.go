@@ -1,12 +1,12 @@
 package reactor
 
 import (
-	"errors"
 	"net"
 	"syscall"
 	"time"
 
 	"obgate/internal/burstlog"
+	"obgate/reactor/backend"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,7 +78,7 @@ func (g *acceptGuard) accepted() {
 func (g *acceptGuard) failed(ln net.Listener, err error) {
 	handled := false
 	g.srv.guarded(panicAccept, 0, func() {
-		handled = isFDExhausted(err) && g.outOfFDs(ln, err)
+		handled = backend.IsFDExhausted(err) && g.outOfFDs(ln, err)
 	})
 	if handled {
 		return
@@ -163,12 +163,6 @@ func (g *acceptGuard) refuseWithSpare(ln net.Listener, acceptErr error) bool {
 	}
 	g.srv.refuseAtGreeting(conn, acceptErr)
 	return true
-}
-
-// isFDExhausted reports whether err says the process (EMFILE) or the
-// system (ENFILE) has no file descriptor left.
-func isFDExhausted(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // burstInterval is the shortest time between two warnings of one kind

@@ -41,28 +41,28 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 	case route.UserInspector:
 		stored = cfg.InspectorPassword
 	default:
-		return s.denyLogin(cpio, resp, "unknown proxysys user")
+		return s.client.denyLogin(cpio, resp, "unknown proxysys user")
 	}
-	src := ipOf(s.clientAddr)
+	src := ipOf(s.client.addr)
 	now := time.Now()
 	if wait := s.srv.adminFailures.BlockedFor(src, now); wait > 0 {
 		s.srv.metrics.refusedAdmin.Inc()
 		msg := fmt.Sprintf("Host '%s' is blocked because of many failed %s@proxysys logins; try again in %s",
-			hostOnly(s.clientAddr), s.identity.User, wait.Round(time.Second))
+			hostOnly(s.client.addr), s.identity.User, wait.Round(time.Second))
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERHostIsBlocked, "%s", msg).AppendPacket(nil))
 		return quit(QuitAuthFailed, errors.New("administrator logins from this address are blocked after repeated failures"))
 	}
 	denied := func(why string) error {
 		s.srv.adminFailures.Fail(src, now)
-		return s.denyLogin(cpio, resp, why)
+		return s.client.denyLogin(cpio, resp, why)
 	}
 	switch {
 	case stored == "" && !src.IsLoopback():
 		return denied(s.identity.User + "@proxysys has no password set, so it logs in from loopback addresses only")
-	case stored != "" && !cfg.SkipProxySysPrivateCheck && !isPrivateAddr(s.clientAddr):
+	case stored != "" && !cfg.SkipProxySysPrivateCheck && !isPrivateAddr(s.client.addr):
 		return denied("proxysys login from a public address")
 	}
-	token, scramble, err := s.adminToken(cpio, greet, resp)
+	token, scramble, err := adminToken(cpio, greet, resp)
 	if err != nil {
 		return err
 	}
@@ -73,15 +73,15 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 	if !mysqlproto.VerifyNativeStage1(scramble, token, stage1) {
 		return denied("wrong password")
 	}
-	s.mu.Lock() // Info and KILL from other sessions read it
+	s.published.mu.Lock() // Info and KILL from other sessions read it
 	s.admin = true
-	s.mu.Unlock()
+	s.published.mu.Unlock()
 	s.status = mysqlproto.StatusAutocommit
 	ok := mysqlproto.AppendOK(nil, mysqlproto.OK{Status: s.status}, s.caps)
 	if err := cpio.WritePacketFlush(ok); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	_ = s.rawConn.SetDeadline(time.Time{})
+	_ = s.client.rawConn.SetDeadline(time.Time{})
 	return nil
 }
 
@@ -92,7 +92,7 @@ func (s *Session) adminLogin(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handsh
 // new random scramble (an auth switch), so that a token read off the
 // network is worth nothing to a replay. A client that cannot switch
 // (no CLIENT_PLUGIN_AUTH) is checked against the greeting's scramble.
-func (s *Session) adminToken(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (token, scramble []byte, err error) {
+func adminToken(cpio *mysqlproto.PacketIO, greet *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (token, scramble []byte, err error) {
 	token, scramble = resp.AuthResponse, greet.AuthData
 	otherPlugin := resp.AuthPlugin != "" && resp.AuthPlugin != mysqlproto.AuthNativePassword
 	if !otherPlugin && !bytes.Equal(scramble, fixedScramble) {

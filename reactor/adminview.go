@@ -63,7 +63,7 @@ func (srv *Server) StatCounters() StatCounters {
 		if s.State() == StateCommand {
 			st.ActiveClients++
 		}
-		if s.inTrans.Load() {
+		if s.activity.inTrans.Load() {
 			st.ClientTransactions++
 		}
 	})
@@ -76,7 +76,7 @@ func (srv *Server) StatCounters() StatCounters {
 // the handshake runs on the accepted descriptor and the session then moves
 // to a duplicate of it.
 func (s *Session) SocketFD() int {
-	if ref := s.clientCloser.Load(); ref != nil {
+	if ref := s.client.closer.Load(); ref != nil {
 		return fdOf(ref.Closer)
 	}
 	return -1
@@ -140,12 +140,12 @@ func (srv *Server) NetConnections() []NetConnInfo {
 	now := time.Now()
 	var out []NetConnInfo
 	for _, s := range sessions {
-		c := NetConnInfo{ID: s.id, SessionID: s.id, FD: s.SocketFD(), Remote: s.clientAddr, Since: s.connectedAt,
-			IdleTimeout: time.Duration(s.waitTimeout.Load())}
+		c := NetConnInfo{ID: s.id, SessionID: s.id, FD: s.SocketFD(), Remote: s.client.addr, Since: s.client.connectedAt,
+			IdleTimeout: time.Duration(s.activity.waitTimeout.Load())}
 		if s.State() == StateIdle {
-			c.IdleFor = now.Sub(time.Unix(0, s.lastActive.Load()))
+			c.IdleFor = now.Sub(time.Unix(0, s.activity.lastActive.Load()))
 		}
-		if ref := s.clientCloser.Load(); ref != nil {
+		if ref := s.client.closer.Load(); ref != nil {
 			if nc, ok := ref.Closer.(interface{ LocalAddr() net.Addr }); ok && nc.LocalAddr() != nil {
 				c.Local = nc.LocalAddr().String()
 			} else if pc, ok := ref.Closer.(*connio.PollerSafeCloser); ok && pc.Conn().LocalAddr() != nil {

@@ -7,6 +7,7 @@ package reactor
 // written; the transport's OB 2.0 layer, buffers and close.
 
 import (
+	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/reactor/connio"
 )
@@ -37,14 +38,14 @@ func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 		starts := true
 		for rem := mysqlproto.HeaderLen + n; rem > 0; {
 			k := min(rem, connio.ChunkSize)
-			p, err := c.client.Next(k)
+			p, err := c.io.Next(k)
 			if err != nil {
 				return quit(QuitClientNetwork, err)
 			}
 			last := k == rem && n < mysqlproto.MaxPayloadLen
 			keep, err := fn(p, starts, first, last)
 			if !keep {
-				c.client.Release()
+				c.io.Release()
 			}
 			if err != nil {
 				return err
@@ -55,7 +56,7 @@ func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 		if n < mysqlproto.MaxPayloadLen {
 			return nil
 		}
-		hdr, err := c.client.Peek(mysqlproto.HeaderLen)
+		hdr, err := c.io.Peek(mysqlproto.HeaderLen)
 		if err != nil {
 			return quit(QuitClientNetwork, err)
 		}
@@ -67,14 +68,14 @@ func (c *clientConn) eachPiece(n int, limit int64, fn pieceFunc) error {
 // buffer (header of the first physical packet included, continuation
 // headers removed), bounded by heldCommandLimit.
 func (s *Session) readPacket(n int) ([]byte, error) {
-	return s.readPacketTo(nil, n, s.heldCommandLimit())
+	return s.client.readPacketTo(nil, n, heldCommandLimit(s.cfg))
 }
 
 // heldCommandLimit is the largest command obgate holds in memory whole:
 // client_max_memory_size, or max_packet_size when that is smaller. Only
 // the goroutine serving the session's command calls it.
-func (s *Session) heldCommandLimit() int64 {
-	return min(s.cfg.ClientMaxMemorySize, s.cfg.MaxPacketSize)
+func heldCommandLimit(cfg *config.Config) int64 {
+	return min(cfg.ClientMaxMemorySize, cfg.MaxPacketSize)
 }
 
 // firstReadCap bounds the memory readPacketTo sets aside before the
@@ -119,10 +120,10 @@ func (c *clientConn) skipPacket(n int) error {
 func (c *clientConn) writePacket(payload []byte) error {
 	var out []byte
 	out, c.replySeq = mysqlproto.AppendPacket(make([]byte, 0, len(payload)+mysqlproto.HeaderLen), c.replySeq, payload)
-	if err := c.client.Write(out); err != nil {
+	if err := c.io.Write(out); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	if err := c.client.Flush(); err != nil {
+	if err := c.io.Flush(); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	return nil
@@ -131,7 +132,7 @@ func (c *clientConn) writePacket(payload []byte) error {
 // closeTransport closes the client connection through whichever layer
 // holds it now. Any goroutine may call it.
 func (c *clientConn) closeTransport() {
-	if cl := c.clientCloser.Load(); cl != nil {
+	if cl := c.closer.Load(); cl != nil {
 		_ = cl.Close()
 	}
 }
@@ -139,9 +140,9 @@ func (c *clientConn) closeTransport() {
 // wrapClientOB20 puts OB 2.0 framing on the client transport when the
 // login negotiated it.
 func (c *clientConn) wrapClientOB20(id uint32) {
-	if c.clientOBCaps.Has(mysqlproto.OBCapProtocolV2) {
-		c.ob20Client = connio.NewOB20Client(c.client, id)
-		c.client = c.ob20Client
+	if c.obCaps.Has(mysqlproto.OBCapProtocolV2) {
+		c.ob20Client = connio.NewOB20Client(c.io, id)
+		c.io = c.ob20Client
 	}
 }
 

@@ -33,12 +33,12 @@ func (s *Session) serveCommand() error {
 		s.st.releaseKept() // a command that ended early may still hold its request
 	}
 	s.takeStatement()
-	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+	hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	n, seq := mysqlproto.ParseHeader(hdr)
-	s.replySeq = seq + 1
+	s.client.replySeq = seq + 1
 	if seq != 0 {
 		return quitWith(QuitClientProto, mysqlproto.ErrPacketSequence,
 			mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Got packets out of order"))
@@ -49,16 +49,16 @@ func (s *Session) serveCommand() error {
 	}
 	s.cfg = s.srv.cfg.Load()
 	look := factsLen(s.cfg)
-	head, err := s.client.Peek(mysqlproto.HeaderLen + min(n, look))
+	head, err := s.client.io.Peek(mysqlproto.HeaderLen + min(n, look))
 	if err != nil {
 		return quit(QuitClientNetwork, err)
 	}
 	cmd := mysqlproto.Command(head[mysqlproto.HeaderLen])
 	body := head[mysqlproto.HeaderLen+1:] // borrowed until the packet is consumed
 	whole := n <= look
-	s.curCmd.Store(int32(cmd))
+	s.activity.curCmd.Store(int32(cmd))
 	start := time.Now()
-	s.stmtCount.Add(1)
+	s.activity.stmtCount.Add(1)
 
 	if s.admin {
 		return s.serveAdmin(cmd, n, body, whole)
@@ -92,7 +92,7 @@ func (s *Session) serveCommand() error {
 		}
 		spec := &commands[cmd]
 		if spec.refused {
-			if err := s.skipPacket(n); err != nil {
+			if err := s.client.skipPacket(n); err != nil {
 				return err
 			}
 			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNotSupportedYet, "obgate does not relay %s", cmd))
@@ -236,13 +236,13 @@ func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
 	s := st.s
 	s.side.afterResponse(cmd, failed)
 	inTrans := s.status.Has(mysqlproto.StatusInTrans)
-	if s.inTrans.Load() != inTrans {
-		s.inTrans.Store(inTrans)
+	if s.activity.inTrans.Load() != inTrans {
+		s.activity.inTrans.Store(inTrans)
 	}
 	switch cmd {
 	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
 		if !inTrans && !failed {
-			s.transCount.Add(1)
+			s.activity.transCount.Add(1)
 			s.countTransaction()
 		}
 	case mysqlproto.ComInitDB:
@@ -252,13 +252,13 @@ func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
 	case mysqlproto.ComChangeUser:
 		if !failed {
 			s.status &^= mysqlproto.StatusInTrans
-			s.inTrans.Store(false)
+			s.activity.inTrans.Store(false)
 			if st.pendingUser != "" {
 				// SHOW PROXYSESSION shows, and filters by, the new user.
-				s.mu.Lock()
-				s.user = st.pendingUser
+				s.published.mu.Lock()
+				s.published.user = st.pendingUser
 				s.identity = changedUser(st.pendingUser)
-				s.mu.Unlock()
+				s.published.mu.Unlock()
 			}
 		}
 	}
@@ -276,7 +276,7 @@ func (st *statement) serveLocally(n int, body []byte, whole bool, f *route.Facts
 	if s.srv.interceptor != nil && maybeInternal(info) {
 		reply := Reply{s: s}
 		if s.srv.interceptor.Intercept(s, body, info, &reply) {
-			if err := s.skipPacket(n); err != nil {
+			if err := s.client.skipPacket(n); err != nil {
 				return true, err
 			}
 			s.countStatement(info.Kind, reply.failed, start)
@@ -322,12 +322,12 @@ func maybeInternal(info route.StmtInfo) bool {
 // writeError answers the current command with an ERR packet.
 func (s *Session) writeError(e *mysqlproto.SQLError) error {
 	s.srv.metrics.sqlError(e.Code)
-	return s.writePacket(e.AppendPacket(nil))
+	return s.client.writePacket(e.AppendPacket(nil))
 }
 
 // writeOK answers the current command with an OK packet.
 func (s *Session) writeOK(affected uint64, info string) error {
-	return s.writePacket(mysqlproto.AppendOK(nil, mysqlproto.OK{AffectedRows: affected, Status: s.status, Info: []byte(info)}, s.caps))
+	return s.client.writePacket(mysqlproto.AppendOK(nil, mysqlproto.OK{AffectedRows: affected, Status: s.status, Info: []byte(info)}, s.caps))
 }
 
 // serveAdmin answers a command of an administrator session: every
@@ -340,7 +340,7 @@ func (s *Session) serveAdmin(cmd mysqlproto.Command, n int, body []byte, whole b
 	if cmd == mysqlproto.ComQuit {
 		return errClientQuit
 	}
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return err
 	}
 	switch commands[cmd].admin {
@@ -399,12 +399,12 @@ func (r *Reply) Error(e *mysqlproto.SQLError) error {
 // ResultSet answers with a text result set.
 func (r *Reply) ResultSet(rs *mysqlproto.ResultSet) error {
 	s := r.s
-	out, next := rs.AppendPackets(nil, s.replySeq, s.caps, s.status)
-	s.replySeq = next
-	if err := s.client.Write(out); err != nil {
+	out, next := rs.AppendPackets(nil, s.client.replySeq, s.caps, s.status)
+	s.client.replySeq = next
+	if err := s.client.io.Write(out); err != nil {
 		return r.record(quit(QuitClientNetwork, err))
 	}
-	return r.record(wrapClient(s.client.Flush()))
+	return r.record(wrapClient(s.client.io.Flush()))
 }
 
 func wrapClient(err error) error {

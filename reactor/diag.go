@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/route"
@@ -16,12 +17,12 @@ import (
 // command's owner calls them.
 func (s *Session) countIn(n int) {
 	s.srv.metrics.bytesFromClient.Add(n)
-	s.bytesIn += int64(n)
+	s.activity.bytesIn += int64(n)
 }
 
 func (s *Session) countOut(n int) {
 	s.srv.metrics.bytesToClient.Add(n)
-	s.bytesOut += int64(n)
+	s.activity.bytesOut += int64(n)
 }
 
 // The diagnosis log: one structured line for every client disconnect,
@@ -64,13 +65,13 @@ type endCause struct {
 
 // noteEnd records why the session ends; the first cause noted wins, as the
 // first is the one that started the close.
-func (s *Session) noteEnd(src QuitSource, err error, reason string) {
-	s.endWhy.CompareAndSwap(nil, &endCause{src: src, err: err, reason: reason})
+func (l *lifecycle) noteEnd(src QuitSource, err error, reason string) {
+	l.endWhy.CompareAndSwap(nil, &endCause{src: src, err: err, reason: reason})
 }
 
 // closeFor asks the session to close (requestClose) and notes why.
 func (s *Session) closeFor(level uint32, src QuitSource, reason string) {
-	s.noteEnd(src, nil, reason)
+	s.lifecycle.noteEnd(src, nil, reason)
 	s.requestClose(level)
 }
 
@@ -81,9 +82,9 @@ func (srv *Server) diagOn() bool {
 
 // diagSession returns the fields every line about a session has.
 func (s *Session) diagSession() []slog.Attr {
-	s.mu.Lock()
-	user := s.user
-	s.mu.Unlock()
+	s.published.mu.Lock()
+	user := s.published.user
+	s.published.mu.Unlock()
 	var addr string
 	var id uint32
 	if be := s.servers.Shared(); be != nil {
@@ -91,7 +92,7 @@ func (s *Session) diagSession() []slog.Attr {
 	}
 	attrs := []slog.Attr{
 		slog.Uint64("cs_id", uint64(s.id)),
-		slog.String("client_addr", s.clientAddr),
+		slog.String("client_addr", s.client.addr),
 		slog.String("user_name", user),
 	}
 	tenant, cluster, proxySessID, hasID := s.side.diagNames()
@@ -180,20 +181,20 @@ func (s *Session) diagSessionEnded() {
 		return
 	}
 	c := endCause{src: QuitClientNetwork}
-	if p := s.endWhy.Load(); p != nil {
+	if p := s.lifecycle.endWhy.Load(); p != nil {
 		c = *p
 	}
 	if c.src == QuitClientQuit {
 		return
 	}
-	if !s.loggedIn.Load() && c.src == QuitClientNetwork && s.userName() == "" {
+	if !s.lifecycle.loggedIn.Load() && c.src == QuitClientNetwork && s.published.userName() == "" {
 		// Closed before it sent a login: a TCP check (an L4 balancer's,
 		// a port probe), not a client. ODP skips these too.
 		return
 	}
 	trace, side, tev := traceOf(c)
 	event := "disconnect"
-	if !s.loggedIn.Load() {
+	if !s.lifecycle.loggedIn.Load() {
 		event = "login_failed"
 		if trace != traceTimeout {
 			trace = traceLogin
@@ -212,15 +213,15 @@ func (s *Session) diagSessionEnded() {
 		}
 	}
 	attrs = diagError(attrs, c.err)
-	if cmd := s.curCmd.Load(); cmd >= 0 {
+	if cmd := s.activity.curCmd.Load(); cmd >= 0 {
 		attrs = append(attrs, slog.String("request_cmd", mysqlproto.Command(cmd).String()))
 	}
 	attrs = append(attrs,
-		slog.Uint64("statements", s.stmtCount.Load()),
-		slog.Int64("bytes_from_client", s.bytesIn),
-		slog.Int64("bytes_to_client", s.bytesOut),
-		slog.Int64("connected_us", time.Since(s.connectedAt).Microseconds()),
-		slog.Int64("idle_us", time.Since(time.Unix(0, s.lastActive.Load())).Microseconds()),
+		slog.Uint64("statements", s.activity.stmtCount.Load()),
+		slog.Int64("bytes_from_client", s.activity.bytesIn),
+		slog.Int64("bytes_to_client", s.activity.bytesOut),
+		slog.Int64("connected_us", time.Since(s.client.connectedAt).Microseconds()),
+		slog.Int64("idle_us", time.Since(time.Unix(0, s.activity.lastActive.Load())).Microseconds()),
 	)
 	srv.diagWrite(event, trace, side, attrs)
 }
@@ -229,7 +230,7 @@ func (s *Session) diagSessionEnded() {
 func (s *Session) timeoutFor(reason string) time.Duration {
 	switch reason {
 	case reasonWaitTimeout:
-		return time.Duration(s.waitTimeout.Load())
+		return time.Duration(s.activity.waitTimeout.Load())
 	case reasonInactivity:
 		return s.srv.cfg.Load().DefaultInactivityTimeout
 	case "":
@@ -247,7 +248,7 @@ func (s *Session) diagServerLost(be *backend.Conn, why error) {
 	}
 	attrs := s.diagSession()
 	attrs = append(attrs, slog.String("lost_server_addr", be.Addr), slog.Uint64("ss_id", uint64(be.ThreadID)),
-		slog.Bool("in_transaction", s.inTrans.Load()))
+		slog.Bool("in_transaction", s.activity.inTrans.Load()))
 	attrs = diagError(attrs, why)
 	s.srv.diagWrite("server_session_lost", traceServerVC, sideServer, attrs)
 }
@@ -267,7 +268,7 @@ func (st *statement) diagRetry(from, to string, code uint16, fail string) {
 	attrs := s.diagSession()
 	attrs = append(attrs, slog.String("failed_server_addr", from), slog.String("retry_server_addr", to), slog.String("failure", fail),
 		slog.Int("error_code", int(code)), slog.Int("resend", st.resends),
-		slog.String("request_cmd", mysqlproto.Command(s.curCmd.Load()).String()))
+		slog.String("request_cmd", mysqlproto.Command(s.activity.curCmd.Load()).String()))
 	s.srv.diagWrite("retry", trace, sideServer, attrs)
 }
 
@@ -290,10 +291,10 @@ func (s *Session) diagRouteMiss(e *route.TableEntry, how string, code uint16) {
 // ending on se before its connection closes. For a server's failure that
 // is connection_diagnosis_option bit 2 (ODP synthesises the ERR only then);
 // obgate's answers to a client's own mistakes are always sent.
-func (s *Session) tellsClient(se *sessionError) bool {
+func tellsClient(cfg *config.Config, se *sessionError) bool {
 	switch se.source {
 	case QuitServerNetwork, QuitServerProto:
-		return s.cfg == nil || s.cfg.ConnectionDiagnosisOption&2 != 0
+		return cfg == nil || cfg.ConnectionDiagnosisOption&2 != 0
 	}
 	return true
 }

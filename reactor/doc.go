@@ -7,7 +7,12 @@
 //
 //	Session       one client connection: login, close ladder, command
 //	              loop, client-visible state (session.go, handshake.go,
-//	              command.go)
+//	              command.go), made of named parts: lifecycle (the close
+//	              ladder, shared), client (clientConn: the connection and
+//	              its transport), published (what other goroutines read,
+//	              under its mutex), activity (shared counters), series
+//	              (the metrics its statements count in) and servers (its
+//	              server sessions, a backend.Set)
 //	driver        the session's command phase on its transport
 //	              (Session.drv): netpoll or a net loop (transport.go),
 //	              and on netpoll the statement path on the poller
@@ -21,15 +26,26 @@
 //	              KILL (kill.go); where it runs, on the poller or a
 //	              goroutine, is the driver's
 //	serverSide    what a routing mode does with servers (side.go): the
-//	              login, finding and syncing a statement's server session,
-//	              learning from answers, failure handling, KILL, teardown.
-//	              obSession (ob_*.go) holds many server sessions per
-//	              client; mysqlSide (mysql_*.go) one, and moves it
+//	              login, choosing and syncing a statement's server session,
+//	              learning from answers, failure handling, KILL, the
+//	              hand-over's records. obSession (ob_*.go) routes among
+//	              many server sessions per client; mysqlSide (mysql_*.go)
+//	              keeps one, and moves it. Both keep them in the
+//	              session's backend.Set
 //	commands      the command table: per COM_ code what obgate does with
 //	              it beyond relaying (commands.go)
 //
 // Below reactor, in packages of their own that know no session type:
 //
+//	backend       server sessions: connect (Dialer: TLS and the health
+//	              entry's verdict), the connection on net or netpoll
+//	              (PolledConn, its bounded input), framings and the I/O
+//	              the poller and goroutines do on them, the answer
+//	              window, liveness, the watch and registry that find and
+//	              close them, obgate's own commands and the sync of a
+//	              client's state (SyncTo), and one client session's set
+//	              of them (Set). It tells its owners through Owner and
+//	              InputWatcher
 //	connio        the client transports (net, netpoll, OB 2.0 framing),
 //	              pooled answer buffers, the task pool, socket helpers
 //	sessvars      OceanBase mode's session variables and what each server

@@ -84,13 +84,13 @@ func SetStuckGrace(d time.Duration) (restore func()) {
 // session whose teardown was lost would be. end tears it down.
 func (srv *Server) AddUnendingSession() (id uint32, end func()) {
 	s := &Session{srv: srv, id: srv.newSessionID()}
-	s.connectedAt = time.Now()
+	s.client.connectedAt = time.Now()
 	s.setSide(srv.cfg.Load())
 	s.drv.s = s
-	s.clientAddr = "127.0.0.1:1"
-	s.lastActive.Store(s.connectedAt.UnixNano())
-	s.curCmd.Store(3)
-	s.state.Store(int32(StateCommand))
+	s.client.addr = "127.0.0.1:1"
+	s.activity.lastActive.Store(s.client.connectedAt.UnixNano())
+	s.activity.curCmd.Store(3)
+	s.lifecycle.state.Store(int32(StateCommand))
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	srv.clients.Add(1)

@@ -106,7 +106,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 	s := st.s
 	var sent int64
 	var broke error // the failed write of a one-piece request
-	err := s.eachPiece(n, s.cfg.MaxPacketSize, func(p []byte, _, first, last bool) (bool, error) {
+	err := s.client.eachPiece(n, s.cfg.MaxPacketSize, func(p []byte, _, first, last bool) (bool, error) {
 		if first && st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
 			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], st.patchID)
 		}

@@ -92,13 +92,13 @@ var errAdoptionPanicked = errors.New("adopting the session failed on an internal
 // hand-over (see above); its owner calls it, or another goroutine that
 // saw it idle (what it reads is written during the login).
 func (s *Session) handoverKind() bool {
-	return !s.admin && s.drv.hooked.Load() && !s.handoverFailed.Load() && s.loggedIn.Load() && s.clientOBCaps == 0
+	return !s.admin && s.drv.hooked.Load() && !s.lifecycle.handoverFailed.Load() && s.lifecycle.loggedIn.Load() && s.client.obCaps == 0
 }
 
 // handoverReady reports whether the session may move now; its owner
 // calls it.
 func (s *Session) handoverReady() bool {
-	if !s.handoverKind() || s.inTrans.Load() || s.txnBroken || s.closeReq.Load() != closeNone ||
+	if !s.handoverKind() || s.activity.inTrans.Load() || s.txnBroken || s.lifecycle.closeReq.Load() != closeNone ||
 		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.Bound() == nil || s.drv.clientNP.Buffered() != 0 {
 		return false
 	}
@@ -133,10 +133,10 @@ func (s *Session) handOverIfIdle(link *handover.Link) bool {
 	if !s.handoverKind() {
 		return false
 	}
-	if s.inTrans.Load() {
+	if s.activity.inTrans.Load() {
 		return true
 	}
-	if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+	if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		return true
 	}
 	if !s.handoverReady() {
@@ -157,18 +157,18 @@ func (s *Session) handOverOwned(link *handover.Link) {
 	switch {
 	case err == nil:
 		s.srv.metrics.handoverSent.Inc()
-		s.noteEnd(QuitShutdown, nil, "handed_over")
+		s.lifecycle.noteEnd(QuitShutdown, nil, "handed_over")
 		s.srv.log.Debug("session handed over to the new process", "session", s.id)
 		s.drv.endTransport()
 	case errors.Is(err, errHandoverNotNow):
 		s.resumeAfterHandover()
 	case errors.Is(err, handover.ErrRefused):
-		s.handoverFailed.Store(true)
+		s.lifecycle.handoverFailed.Store(true)
 		s.srv.log.Warn("hot upgrade: session not handed over; it drains here", "session", s.id, "err", err)
 		s.resumeAfterHandover()
 	default:
 		s.srv.log.Warn("hot upgrade: hand-over of a session failed; closing it here", "session", s.id, "err", err)
-		s.noteEnd(QuitShutdown, err, "handover_failed")
+		s.lifecycle.noteEnd(QuitShutdown, err, "handover_failed")
 		s.drv.endTransport()
 	}
 }
@@ -222,8 +222,8 @@ func (s *Session) resumeAfterHandover() {
 		return
 	}
 	s.giveBackStatement()
-	s.state.Store(int32(StateIdle))
-	if d.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+	s.lifecycle.state.Store(int32(StateIdle))
+	if d.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		d.endTransport()
 		return
 	}
@@ -234,14 +234,14 @@ func (s *Session) resumeAfterHandover() {
 // handoverState is the session's state for the new process; its owner
 // calls it.
 func (s *Session) handoverState() *handover.State {
-	s.mu.Lock()
-	user, db := s.user, s.db
-	s.mu.Unlock()
+	s.published.mu.Lock()
+	user, db := s.published.user, s.published.db
+	s.published.mu.Unlock()
 	h := &handover.State{
 		SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
-		User: user, DB: db, ConnectedAt: s.connectedAt.UnixNano(), LastActive: s.lastActive.Load(),
-		TransCount: s.transCount.Load(), StmtCount: s.stmtCount.Load(),
-		BytesIn: uint64(s.bytesIn), BytesOut: uint64(s.bytesOut), StmtLast: s.stmts.last,
+		User: user, DB: db, ConnectedAt: s.client.connectedAt.UnixNano(), LastActive: s.activity.lastActive.Load(),
+		TransCount: s.activity.transCount.Load(), StmtCount: s.activity.stmtCount.Load(),
+		BytesIn: uint64(s.activity.bytesIn), BytesOut: uint64(s.activity.bytesOut), StmtLast: s.stmts.last,
 	}
 	be := s.servers.Current()
 	for id, p := range s.stmts.byID {
@@ -314,20 +314,20 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	}
 	// Built before other goroutines can see it (the registration last).
 	s := &Session{srv: srv, id: h.SessionID}
-	s.connectedAt, s.rawConn = time.Unix(0, h.ConnectedAt), ctc
+	s.client.connectedAt, s.client.rawConn = time.Unix(0, h.ConnectedAt), ctc
 	s.setSide(cfg)
 	s.drv.s = s
-	s.clientAddr = ctc.RemoteAddr().String()
-	s.lastActive.Store(h.LastActive)
-	s.curCmd.Store(-1)
-	s.clientCloser.Store(&closerRef{ctc})
+	s.client.addr = ctc.RemoteAddr().String()
+	s.activity.lastActive.Store(h.LastActive)
+	s.activity.curCmd.Store(-1)
+	s.client.closer.Store(&closerRef{ctc})
 	s.cfg = cfg
 	s.caps, s.status = mysqlproto.Capability(h.Caps), mysqlproto.ServerStatus(h.Status)
 	s.identity = route.ParseUsername(h.User, cfg.UsernameSeparators())
-	s.user, s.db = h.User, h.DB
-	s.transCount.Store(h.TransCount)
-	s.stmtCount.Store(h.StmtCount)
-	s.bytesIn, s.bytesOut = int64(h.BytesIn), int64(h.BytesOut)
+	s.published.user, s.published.db = h.User, h.DB
+	s.activity.transCount.Store(h.TransCount)
+	s.activity.stmtCount.Store(h.StmtCount)
+	s.activity.bytesIn, s.activity.bytesOut = int64(h.BytesIn), int64(h.BytesOut)
 
 	// The mode's records: mysql mode's server session (np) and move
 	// login, OceanBase mode's login and variables.
@@ -347,7 +347,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 		s.stmts.byID[st.ID] = p
 	}
 	s.side.commandDone() // publishes what the server watch reads
-	s.loggedIn.Store(true)
+	s.lifecycle.loggedIn.Store(true)
 	if err == nil {
 		if _, taken := srv.sessions.LoadOrStore(s.id, s); taken {
 			err = fmt.Errorf("connection id %d is in use here", s.id)
@@ -363,7 +363,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	srv.active.Add(1)
 	srv.clients.Add(1)
 	srv.metrics.handoverAdopted.Inc()
-	srv.log.Debug("session adopted from the old process", "session", s.id, "client", s.clientAddr)
+	srv.log.Debug("session adopted from the old process", "session", s.id, "client", s.client.addr)
 	srv.wg.Add(1)
 	go func() {
 		defer srv.wg.Done()

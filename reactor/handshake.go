@@ -36,14 +36,14 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	}
 	defer giveSlot()
 	s := &Session{srv: srv, id: srv.newSessionID()}
-	s.connectedAt, s.rawConn = time.Now(), conn
+	s.client.connectedAt, s.client.rawConn = time.Now(), conn
 	s.setSide(srv.cfg.Load())
 	s.st = newStatement(s) // the login's own commands (init_sql, syncs)
 	s.drv.s = s
-	s.clientAddr = conn.RemoteAddr().String()
-	s.lastActive.Store(s.connectedAt.UnixNano())
-	s.curCmd.Store(-1)
-	s.clientCloser.Store(&closerRef{conn})
+	s.client.addr = conn.RemoteAddr().String()
+	s.activity.lastActive.Store(s.client.connectedAt.UnixNano())
+	s.activity.curCmd.Store(-1)
+	s.client.closer.Store(&closerRef{conn})
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	count := srv.clients.Add(1)
@@ -60,7 +60,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 		return
 	}
 	srv.metrics.newClientOK.Inc()
-	s.loggedIn.Store(true)
+	s.lifecycle.loggedIn.Store(true)
 	s.drv.serveTransport()
 }
 
@@ -83,13 +83,13 @@ func (s *Session) handshake(count int64) error {
 	cfg := s.srv.cfg.Load()
 	s.cfg = cfg // the login's commands (init_sql, syncs) read it
 	deadline := time.Now().Add(cfg.ClientHandshakeTimeout)
-	_ = s.rawConn.SetDeadline(deadline)
+	_ = s.client.rawConn.SetDeadline(deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	if err := s.side.login(ctx, count, cfg, deadline); err != nil {
 		return err
 	}
-	_ = s.rawConn.SetDeadline(time.Time{})
+	_ = s.client.rawConn.SetDeadline(time.Time{})
 	return nil
 }
 
@@ -98,7 +98,7 @@ func (s *Session) handshake(count int64) error {
 // connection becomes the TLS one). It returns the packet I/O to go on with,
 // the raw response (borrowed from cpio) and the parsed response.
 func (s *Session) greetAndRead(ctx context.Context, greet *mysqlproto.Handshake) (*mysqlproto.PacketIO, []byte, *mysqlproto.HandshakeResponse, error) {
-	conn := s.rawConn
+	conn := s.client.rawConn
 	cpio := mysqlproto.NewPacketIO(conn, conn)
 	cpio.SetMaxPacket(maxLoginPacket)
 	if err := cpio.WritePacketFlush(greet.Append(nil)); err != nil {
@@ -118,8 +118,8 @@ func (s *Session) greetAndRead(ctx context.Context, greet *mysqlproto.Handshake)
 			return nil, nil, nil, quit(QuitClientNetwork, fmt.Errorf("TLS handshake: %w", err))
 		}
 		seq := cpio.Sequence()
-		s.rawConn = tc
-		s.clientCloser.Store(&closerRef{tc})
+		s.client.rawConn = tc
+		s.client.closer.Store(&closerRef{tc})
 		cpio = mysqlproto.NewPacketIO(tc, tc)
 		cpio.SetMaxPacket(maxLoginPacket)
 		cpio.SetSequence(seq)
@@ -180,8 +180,8 @@ func (srv *Server) GreetingVersion(cfg *config.Config) string {
 
 // denyLogin refuses a login as MySQL does (ERR 1045, then close); why is
 // for the log only.
-func (s *Session) denyLogin(cpio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, why string) error {
-	msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(s.clientAddr), yesNo(len(resp.AuthResponse) > 0))
+func (c *clientConn) denyLogin(cpio *mysqlproto.PacketIO, resp *mysqlproto.HandshakeResponse, why string) error {
+	msg := fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", resp.User, hostOnly(c.addr), yesNo(len(resp.AuthResponse) > 0))
 	_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERAccessDenied, "%s", msg).AppendPacket(nil))
 	return quit(QuitAuthFailed, errors.New(why))
 }
@@ -278,10 +278,10 @@ func (srv *Server) closeLeastRecentlyUsed() bool {
 	var victim *Session
 	var oldest int64
 	srv.eachSession(func(s *Session) {
-		if s.State() != StateIdle || s.admin || s.inTrans.Load() {
+		if s.State() != StateIdle || s.admin || s.activity.inTrans.Load() {
 			return
 		}
-		if t := s.lastActive.Load(); victim == nil || t < oldest {
+		if t := s.activity.lastActive.Load(); victim == nil || t < oldest {
 			victim, oldest = s, t
 		}
 	})

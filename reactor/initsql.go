@@ -25,12 +25,12 @@ func (st *statement) runInitSQL(be *backend.Conn) error {
 	}
 	payload := make([]byte, 0, 1+len(q))
 	payload = append(append(payload, byte(mysqlproto.ComQuery)), q...)
-	err := st.internalRoundTrip(be, payload)
+	err := be.RoundTrip(payload, st.commandOptions())
 	if err == nil {
 		return nil
 	}
 	var se *mysqlproto.SQLError
-	if !errors.As(err, &se) && !errors.Is(err, errServerState) && !errors.Is(err, errUnexpectedAnswer) {
+	if !errors.As(err, &se) && !errors.Is(err, backend.ErrServerState) && !errors.Is(err, backend.ErrUnexpectedAnswer) {
 		return err // the connection broke: the caller handles that as any loss
 	}
 	return mysqlproto.NewSQLError(mysqlproto.OBSendInitSQLError, "send init sql to observer failed, sql : '%s'", q)

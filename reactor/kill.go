@@ -25,7 +25,7 @@ func (st *statement) handleKill(n int, f *route.Facts, start time.Time) (bool, e
 	if !f.Kill.OK {
 		return false, nil
 	}
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return true, err
 	}
 	return true, st.kill(killStmt{query: f.Kill.Query, id: f.Kill.ID}, start)
@@ -34,7 +34,7 @@ func (st *statement) handleKill(n int, f *route.Facts, start time.Time) (bool, e
 // handleProcessKill runs the old COM_PROCESS_KILL command.
 func (st *statement) handleProcessKill(n int, id uint32, start time.Time) error {
 	s := st.s
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return err
 	}
 	return st.kill(killStmt{id: id}, start)
@@ -68,8 +68,8 @@ func (st *statement) kill(k killStmt, start time.Time) error {
 		// Until the KILL is answered (and the target closed), a break of
 		// the target's server connection is the KILL's doing: no
 		// statement of the target goes again elsewhere (route.Try.Stopped).
-		target.killsPending.Add(1)
-		defer target.killsPending.Add(-1)
+		target.lifecycle.killsPending.Add(1)
+		defer target.lifecycle.killsPending.Add(-1)
 	}
 	return s.side.killSession(k, target, tinfo, start)
 }
@@ -118,7 +118,7 @@ func (m *mysqlSide) killElsewhere(k killStmt, target *Session, tinfo SessionInfo
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "KILL %d: cannot reach server %s: %v", k.id, tinfo.ServerAddr, err))
 	}
 	defer be.Close()
-	_, err = s.st.internalCommand(be, appendKill(nil, k.query, tinfo.ServerID))
+	_, err = be.Command(appendKill(nil, k.query, tinfo.ServerID), s.st.commandOptions())
 	var se *mysqlproto.SQLError
 	switch {
 	case err == nil:
@@ -228,7 +228,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 	if tinfo.ServerAddr == "" {
 		// No server to ask: only the session's owner may end it. A session
 		// still logging in has proved nothing yet, so no user may.
-		if !target.loggedIn.Load() || tinfo.Identity.User != me.Identity.User {
+		if !target.lifecycle.loggedIn.Load() || tinfo.Identity.User != me.Identity.User {
 			s.countStatement(route.StmtKill, true, start)
 			return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied, "You are not owner of thread %d", k.id))
 		}
@@ -265,7 +265,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // gets obgate's own OK with its own status flags, or the server's ERR).
 func (o *obSession) killOn(be *backend.Conn, stmt []byte, start time.Time) error {
 	s := o.s
-	_, err := s.st.internalCommand(be, stmt)
+	_, err := be.Command(stmt, s.st.commandOptions())
 	s.st.killFailed = err != nil
 	var se *mysqlproto.SQLError
 	switch {

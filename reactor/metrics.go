@@ -219,7 +219,7 @@ func (tm *tenantMetrics) createCost(kind route.StmtKind, i int) *vm.Counter {
 // relay began after start (its sentAt and firstAt, relay.go); otherwise
 // obgate answered it itself and only the total counts.
 func (s *Session) countStatement(kind route.StmtKind, failed bool, start time.Time) {
-	tm := s.tenantMetrics()
+	tm := s.series.of(s.srv.metrics, s.published.db)
 	if int(kind) >= len(tm.stmts) {
 		kind = route.StmtOther
 	}
@@ -257,7 +257,7 @@ func (m *reactorMetrics) quit(src QuitSource) {
 
 // countTransaction counts a finished transaction of the session.
 func (s *Session) countTransaction() {
-	tm := s.tenantMetrics()
+	tm := s.series.of(s.srv.metrics, s.published.db)
 	if c := tm.transactions.Counter(); c != nil {
 		c.Inc()
 	} else if c := tm.g.Create(&tm.transactions, false, metrics.TransactionTotal); c != nil {
@@ -265,17 +265,32 @@ func (s *Session) countTransaction() {
 	}
 }
 
-// tenantMetrics returns the session's statement series: by cluster and
-// tenant in OceanBase mode (set at login, where both were checked), ""
-// and "" otherwise (mysql routing mode, where login names may carry any
-// tenant, and sessions that did not log in); by the current database in
-// both. setDB forgets the set, so the next statement finds the one of
-// the new database. Owner goroutine only.
-func (s *Session) tenantMetrics() *tenantMetrics {
-	if s.tm == nil {
-		s.tm = s.srv.metrics.forTenant(s.tmCluster, s.tmTenant, s.db)
+// stmtSeries finds a session's statement series (tenantMetrics): by
+// cluster and tenant in OceanBase mode (set at login, where both were
+// checked), "" and "" otherwise (mysql routing mode, where login names
+// may carry any tenant, and sessions that did not log in); by the current
+// database in both. A change of any of them forgets the series found, so
+// that the next statement finds the new one. Owner goroutine only.
+type stmtSeries struct {
+	tm              *tenantMetrics // nil: find again
+	cluster, tenant string
+}
+
+// of is the series for database db, found once.
+func (ss *stmtSeries) of(m *reactorMetrics, db string) *tenantMetrics {
+	if ss.tm == nil {
+		ss.tm = m.forTenant(ss.cluster, ss.tenant, db)
 	}
-	return s.tm
+	return ss.tm
+}
+
+// forget drops the series found: the database changed.
+func (ss *stmtSeries) forget() { ss.tm = nil }
+
+// setTenant names the cluster and tenant of the series (an OceanBase-mode
+// login or adoption).
+func (ss *stmtSeries) setTenant(cluster, tenant string) {
+	ss.cluster, ss.tenant, ss.tm = cluster, tenant, nil
 }
 
 // partitionHit counts one ob_proxy_partition_hit feedback.
@@ -297,7 +312,7 @@ func (s *Session) countEntry(found, located bool) {
 	if located {
 		r = 1
 	}
-	tm := s.tenantMetrics()
+	tm := s.series.of(s.srv.metrics, s.published.db)
 	sl := &tm.entries[h][r]
 	if c := sl.Counter(); c != nil {
 		c.Inc()

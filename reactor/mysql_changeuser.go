@@ -16,7 +16,7 @@ func (m *mysqlSide) changeUser(n int, body []byte, whole bool) (bool, error) {
 	s := m.s
 	s.st.pendingUser = ""
 	if !whole && n <= maxLoginPacket {
-		p, err := s.client.Peek(mysqlproto.HeaderLen + n)
+		p, err := s.client.io.Peek(mysqlproto.HeaderLen + n)
 		if err != nil {
 			return true, quit(QuitClientNetwork, err)
 		}
@@ -27,7 +27,7 @@ func (m *mysqlSide) changeUser(n int, body []byte, whole bool) (bool, error) {
 		cu, _ = mysqlproto.ParseChangeUser(append([]byte{byte(mysqlproto.ComChangeUser)}, body...), s.caps)
 	}
 	if cu == nil {
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return true, err
 		}
 		return true, s.writeError(mysqlproto.NewSQLError(mysqlproto.ERHandshakeError, "Bad handshake: obgate could not read this COM_CHANGE_USER"))

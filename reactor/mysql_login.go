@@ -39,11 +39,11 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	}
 	// Under mu: other sessions read these through Info while this one is
 	// still logging in (SHOW PROXYSESSION, KILL).
-	s.mu.Lock()
+	s.published.mu.Lock()
 	s.identity = mysqlIdentity(resp.User)
-	s.user, s.db = resp.User, resp.Database
-	s.tm = nil
-	s.mu.Unlock()
+	s.published.user, s.published.db = resp.User, resp.Database
+	s.series.forget()
+	s.published.mu.Unlock()
 	s.caps = resp.Capability & greet.Capability
 
 	if s.identity.IsProxySys() {
@@ -54,7 +54,7 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	}
 	be, sh, spio, dberr := srv.dialFirst(ctx, serverAddrs(cfg))
 	if be == nil {
-		if isFDExhausted(dberr) {
+		if backend.IsFDExhausted(dberr) {
 			return s.refuseNoFD(cpio, dberr)
 		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "no server available: %v", dberr).AppendPacket(nil))

@@ -161,7 +161,7 @@ func (m *mysqlSide) afterMoveState(cmd mysqlproto.Command, failed bool) {
 // Only the goroutine running the session's command calls it.
 func (m *mysqlSide) movable() bool {
 	s := m.s
-	return !s.inTrans.Load() && m.movableOutsideTxn()
+	return !s.activity.inTrans.Load() && m.movableOutsideTxn()
 }
 
 // movableOutsideTxn reports whether the session could move but for an
@@ -171,7 +171,7 @@ func (m *mysqlSide) movable() bool {
 func (m *mysqlSide) movableOutsideTxn() bool {
 	s := m.s
 	return m.move.stage1 != nil && !m.move.stateful && !m.move.closedOnPurpose.Load() &&
-		s.closeReq.Load() == closeNone && s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
+		s.lifecycle.closeReq.Load() == closeNone && s.cfg != nil && s.cfg.ServerBreakAction != "disconnect"
 }
 
 // moveServer logs the client in on another listed server (the current
@@ -212,7 +212,7 @@ func (m *mysqlSide) moveServer() (*backend.Conn, error) {
 // client's current database.
 func (m *mysqlSide) loginOn(ctx context.Context, addr string) (*backend.Conn, error) {
 	s := m.s
-	be, h, pio, err := s.srv.dial(ctx, nil, addr)
+	be, h, pio, err := s.srv.dialer.Dial(ctx, "", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 		// it on purpose (wait_timeout, KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
 	}
-	if s.inTrans.Load() && m.movableOutsideTxn() {
+	if s.activity.inTrans.Load() && m.movableOutsideTxn() {
 		return nil, errTxnServerLost // the transaction is lost; the session moves after it
 	}
 	if !m.movable() {
@@ -146,7 +146,7 @@ func (m *mysqlSide) serverSessions() []*backend.Conn {
 // (or finds its transaction lost).
 func (m *mysqlSide) dropBroken(be *backend.Conn) {
 	m.s.diagServerLost(be, nil)
-	if m.s.inTrans.Load() {
+	if m.s.activity.inTrans.Load() {
 		m.s.markTxnBroken()
 	}
 	be.Close()
@@ -185,7 +185,7 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 		// it on purpose (KILL); the session ends with it.
 		m.move.closedOnPurpose.Store(true)
 	}
-	if s.inTrans.Load() && m.movableOutsideTxn() {
+	if s.activity.inTrans.Load() && m.movableOutsideTxn() {
 		return s.st.transactionBroke(err)
 	}
 	if !m.movable() {

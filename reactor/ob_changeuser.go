@@ -80,8 +80,8 @@ func (o *obSession) obChangeUser(n int, start time.Time) error {
 	}
 	o.changedUser(be, cu, id, res)
 	s.countStatement(route.StmtOther, false, start)
-	s.replySeq = res.okSeq
-	return s.writePacket(o.clientOK(*res.ok))
+	s.client.replySeq = res.okSeq
+	return s.client.writePacket(o.clientOK(*res.ok))
 }
 
 // changeUserRefusal returns the error for a COM_CHANGE_USER that obgate
@@ -151,19 +151,19 @@ func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byt
 			if sp.buffered() > 0 {
 				break
 			}
-			s.replySeq = seq
-			return res, s.writePacket(p)
+			s.client.replySeq = seq
+			return res, s.client.writePacket(p)
 		case p[0] == mysqlproto.AuthSwitchRequestHeader || p[0] == mysqlproto.AuthMoreDataHeader:
 			if perr := s.passwordGuard(be, p); perr != nil {
-				s.replySeq = seq
+				s.client.replySeq = seq
 				return res, s.writeError(perr.reply)
 			}
 			if sw, ok := mysqlproto.ParseAuthSwitchRequest(p); ok {
 				res.plugin = sw.Plugin
 			}
 			fastOK := p[0] == mysqlproto.AuthMoreDataHeader && len(p) == 2 && p[1] == mysqlproto.CachingSha2FastAuthOK
-			s.replySeq = seq
-			if err := s.writePacket(p); err != nil {
+			s.client.replySeq = seq
+			if err := s.client.writePacket(p); err != nil {
 				return res, err
 			}
 			if fastOK {
@@ -194,7 +194,7 @@ func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byt
 // included, and sets the sequence id of the next packet to the client.
 func (o *obSession) readAuthReply() ([]byte, error) {
 	s := o.s
-	hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+	hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return nil, quit(QuitClientNetwork, err)
 	}
@@ -207,7 +207,7 @@ func (o *obSession) readAuthReply() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.replySeq = seq + 1
+	s.client.replySeq = seq + 1
 	return pkt, nil
 }
 
@@ -232,15 +232,15 @@ func (o *obSession) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id 
 	o.vars.MarkSynced(&be.Sync)
 	be.Status = res.ok.Status
 	s.status = res.ok.Status
-	s.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
+	s.activity.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
 	s.stmts.reset()
 	o.publishedDB = o.vars.DBVersion()
-	s.mu.Lock()
-	s.user = cu.User
+	s.published.mu.Lock()
+	s.published.user = cu.User
 	s.identity.User = id.User
-	s.db = o.vars.DB()
-	s.mu.Unlock()
-	s.tm = nil
+	s.published.db = o.vars.DB()
+	s.published.mu.Unlock()
+	s.series.forget()
 	o.publishOB()
 }
 
@@ -253,7 +253,7 @@ func (o *obSession) changeUserRefused(be *backend.Conn) {
 	}
 	o.resetOB(nil)
 	s.status &^= mysqlproto.StatusInTrans
-	s.inTrans.Store(false)
+	s.activity.inTrans.Store(false)
 	s.stmts.reset()
 	o.publishOB()
 }

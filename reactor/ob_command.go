@@ -16,7 +16,7 @@ func (o *obSession) obCommand(cmd mysqlproto.Command, n int, body []byte, whole 
 	s := o.s
 	switch cmd {
 	case mysqlproto.ComPing:
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return true, err
 		}
 		return true, s.writeOK(0, "")

@@ -95,9 +95,9 @@ func (o *obSession) adoptOB(h *handover.OB) error {
 	}
 	s.identity = route.Identity{User: h.IdentityUser, Tenant: h.Tenant, Cluster: h.Cluster, ClusterID: h.ClusterID}
 	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, h.Tenant, login, h.Scramble
-	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
+	o.proxySessID = proxySessionID(s.client.rawConn.LocalAddr(), s.id)
 	o.feedback = o.onFeedback
-	s.tmCluster, s.tmTenant, s.tm = h.Cluster, h.Tenant, nil
+	s.series.setTenant(h.Cluster, h.Tenant)
 	if h.DB != "" {
 		o.vars.SetDB(h.DB)
 	}

@@ -25,22 +25,22 @@ func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start ti
 	switch {
 	case f.PlainBegin && o.heldBegin == nil && !o.serverInTrans():
 		o.heldBegin = append([]byte(nil), body...)
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return true, err
 		}
 		s.status |= mysqlproto.StatusInTrans
-		s.inTrans.Store(true)
+		s.activity.inTrans.Store(true)
 		s.countStatement(f.Kind, false, start)
 		return true, s.writeOK(0, "")
 	case o.heldBegin != nil && (f.Txn == route.TxnCommit || f.Txn == route.TxnRollback) && !f.Release:
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return true, err
 		}
-		s.transCount.Add(1)
+		s.activity.transCount.Add(1)
 		if !f.Chain {
 			o.heldBegin = nil
 			s.status &^= mysqlproto.StatusInTrans
-			s.inTrans.Store(false)
+			s.activity.inTrans.Store(false)
 		}
 		s.countStatement(f.Kind, false, start)
 		return true, s.writeOK(0, "")
@@ -48,12 +48,12 @@ func (o *obSession) heldTransaction(n int, body []byte, f *route.Facts, start ti
 		// enable_bad_route_reject: the transaction's first statement names
 		// no table, so it would start on whatever server the tenant list
 		// gives. ODP refuses it and throws the held BEGIN away.
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return true, err
 		}
 		o.heldBegin = nil
 		s.status &^= mysqlproto.StatusInTrans
-		s.inTrans.Store(false)
+		s.activity.inTrans.Store(false)
 		s.countStatement(f.Kind, true, start)
 		return true, s.writeError(errBadRoute())
 	}

@@ -3,7 +3,6 @@ package reactor
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"strconv"
 	"time"
@@ -37,7 +36,7 @@ const obRequestedCaps = mysqlproto.OBCapPartitionTable | mysqlproto.OBCapChangeU
 func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*backend.Conn, []byte, error) {
 	s := o.s
 	cfg := s.cfg
-	be, h, pio, err := s.srv.dial(ctx, o.cluster, addr)
+	be, h, pio, err := s.srv.dialer.Dial(ctx, o.cluster.Name(), addr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,7 +58,7 @@ func (o *obSession) openServer(ctx context.Context, addr string, first bool) (*b
 		fr.SetNextRequestID(uint32(time.Now().UnixNano()) & 0xffffff)
 		fr.SetMaxPayload(8 << 20)
 		be.OB20 = fr
-		be.Extra = traceInfo(hostOnly(s.clientAddr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
+		be.Extra = traceInfo(hostOnly(s.client.addr), granted.Has(mysqlproto.OBCapProxyNewExtraInfo))
 	case cfg.EnableCompressionProtocol && granted.Has(mysqlproto.OBCapChecksum):
 		be.Comp = mysqlproto.NewCompressedFramer(be.NetConn, be.NetConn, mysqlproto.FramerClient, compressionLevel(cfg.CompressionAlgorithm))
 	}
@@ -114,7 +113,7 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 		caps |= mysqlproto.OBCapChecksum
 	}
 	attrs := make([]mysqlproto.ConnAttr, 0, len(o.clientLogin.Attrs)+14)
-	clientIP := hostOnly(s.clientAddr)
+	clientIP := hostOnly(s.client.addr)
 	for _, a := range o.clientLogin.Attrs {
 		// The client's own OceanBase attributes pass, as many as leave
 		// room for obgate's within what a server accepts.
@@ -125,7 +124,7 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 		// IP allow lists check: taken only from peers trusted to speak for
 		// their clients (load balancers, proxies: client_ip_trusted_list).
 		if a.Key == mysqlproto.AttrClientIP && cfg.EnableClientIPCheckout && a.Value != "" &&
-			cfg.ClientIPTrusted(ipOf(s.clientAddr)) {
+			cfg.ClientIPTrusted(ipOf(s.client.addr)) {
 			clientIP = a.Value
 		}
 	}
@@ -157,9 +156,9 @@ func (o *obSession) serverLogin(h *mysqlproto.Handshake, first bool) *mysqlproto
 		add(mysqlproto.AttrClientIP, clientIP)
 	}
 	add(mysqlproto.AttrProxyVersion, proxyCompatVersion)
-	add("__client_addr_port", portOnly(s.clientAddr))
+	add("__client_addr_port", portOnly(s.client.addr))
 	add(mysqlproto.AttrClientSessionID, strconv.FormatUint(uint64(s.id), 10))
-	add("__client_connect_time", strconv.FormatInt(s.connectedAt.UnixMicro(), 10))
+	add("__client_connect_time", strconv.FormatInt(s.client.connectedAt.UnixMicro(), 10))
 	r.Attrs = attrs
 	return &r
 }
@@ -226,9 +225,6 @@ func traceInfo(clientIP string, newFormat bool) []byte {
 	}
 	return mysqlproto.AppendOB20ExtraOldItem(nil, mysqlproto.OB20ExtraKeyTraceInfo, v)
 }
-
-// errServerState reports a server ERR on one of obgate's own sync steps.
-var errServerState = errors.New("server refused a session sync step")
 
 func portOnly(hostport string) string {
 	if _, p, err := net.SplitHostPort(hostport); err == nil {

@@ -123,7 +123,7 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	}
 	id := route.ParseUsername(resp.User, cfg.UsernameSeparators())
 	s.caps = resp.Capability & greet.Capability
-	denied := func(why string) error { return s.denyLogin(cpio, resp, why) }
+	denied := func(why string) error { return s.client.denyLogin(cpio, resp, why) }
 	if id.IsProxySys() {
 		s.setIdentity(resp, id)
 		return s.adminLogin(cpio, greet, resp, cfg)
@@ -157,9 +157,9 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 		return quit(QuitAuthFailed, fmt.Errorf("unknown cluster %q", id.Cluster))
 	}
 	o.cluster, o.tenant, o.clientLogin, o.scramble = cluster, id.Tenant, resp, greet.AuthData
-	o.proxySessID = proxySessionID(s.rawConn.LocalAddr(), s.id)
+	o.proxySessID = proxySessionID(s.client.rawConn.LocalAddr(), s.id)
 	o.feedback = o.onFeedback
-	s.tmCluster, s.tmTenant, s.tm = id.Cluster, id.Tenant, nil
+	s.series.setTenant(id.Cluster, id.Tenant)
 	s.cfg = cfg
 	okPayload, err := o.obFirstLogin(ctx)
 	if err != nil {
@@ -168,7 +168,7 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 			_ = cpio.WritePacketFlush(se.AppendPacket(nil))
 			return quit(QuitAuthFailed, err)
 		}
-		if isFDExhausted(err) {
+		if backend.IsFDExhausted(err) {
 			return s.refuseNoFD(cpio, err)
 		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError,
@@ -189,9 +189,9 @@ func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Co
 	if resp.Database != "" && s.caps.Has(mysqlproto.ClientSessionTrack) {
 		reply.SessionState = mysqlproto.AppendSchemaState(nil, resp.Database)
 	}
-	if s.clientOBCaps = clientOB20Caps(resp, cfg.EnableOBProtocolV2WithClient); s.clientOBCaps != 0 {
+	if s.client.obCaps = clientOB20Caps(resp, cfg.EnableOBProtocolV2WithClient); s.client.obCaps != 0 {
 		reply.SessionState = mysqlproto.AppendSystemVariableState(reply.SessionState,
-			mysqlproto.OBCapabilityFlagVar, mysqlproto.FormatOBCapability(s.clientOBCaps))
+			mysqlproto.OBCapabilityFlagVar, mysqlproto.FormatOBCapability(s.client.obCaps))
 	}
 	if err := cpio.WritePacketFlush(mysqlproto.AppendOK(nil, reply, s.caps)); err != nil {
 		return quit(QuitClientNetwork, err)
@@ -246,11 +246,11 @@ func clientOB20Caps(resp *mysqlproto.HandshakeResponse, enabled bool) mysqlproto
 }
 
 func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Identity) {
-	s.mu.Lock()
+	s.published.mu.Lock()
 	s.identity = id
-	s.user, s.db = resp.User, resp.Database
-	s.tm = nil
-	s.mu.Unlock()
+	s.published.user, s.published.db = resp.User, resp.Database
+	s.series.forget()
+	s.published.mu.Unlock()
 }
 
 // obFirstLogin opens the session's first server session with the client's
@@ -276,7 +276,7 @@ func (o *obSession) obFirstLogin(ctx context.Context) ([]byte, error) {
 		}
 		lastErr = err
 		var se *mysqlproto.SQLError
-		if errors.As(err, &se) && !route.RetryableLoginERR(se.Code) || isFDExhausted(err) {
+		if errors.As(err, &se) && !route.RetryableLoginERR(se.Code) || backend.IsFDExhausted(err) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -450,33 +450,16 @@ func (o *obSession) serverInTrans() bool {
 // syncServer brings be up to date with the client's session state before
 // a statement runs on it: the multi-statement option (COM_SET_OPTION), the
 // database (COM_INIT_DB), the changed variables (one SET), and a held
-// BEGIN. A server ERR on any step is returned as errServerState wrapping
+// BEGIN. A server ERR on any step is returned as backend.ErrServerState wrapping
 // the SQL error.
 func (o *obSession) syncServer(be *backend.Conn) error {
-	s := o.s
-	if !o.vars.InSync(&be.Sync) {
-		if lacking, on := o.vars.MultiStatementsLacking(&be.Sync); lacking {
-			if err := s.st.internalRoundTrip(be, setOptionPayload(on)); err != nil {
-				return err
-			}
-		}
-		if o.vars.DBLacking(&be.Sync) && o.vars.DB() != "" {
-			payload := append([]byte{byte(mysqlproto.ComInitDB)}, o.vars.DB()...)
-			if err := s.st.internalRoundTrip(be, payload); err != nil {
-				return err
-			}
-		}
-		if sql := o.vars.ResetSQL(&be.Sync); sql != nil {
-			payload := append([]byte{byte(mysqlproto.ComQuery)}, sql...)
-			if err := s.st.internalRoundTrip(be, payload); err != nil {
-				return err
-			}
-		}
-		o.vars.MarkSynced(&be.Sync)
+	opt := o.s.st.commandOptions()
+	if err := be.SyncTo(&o.vars, opt); err != nil {
+		return err
 	}
 	if o.heldBegin != nil {
 		payload := append([]byte{byte(mysqlproto.ComQuery)}, o.heldBegin...)
-		if err := s.st.internalRoundTrip(be, payload); err != nil {
+		if err := be.RoundTrip(payload, opt); err != nil {
 			return err
 		}
 		o.begunWith, o.heldBegin = o.heldBegin, nil

@@ -5,24 +5,9 @@ import (
 	"time"
 
 	"obgate/mysqlproto"
+	"obgate/reactor/backend"
 	"obgate/route"
 )
-
-// COM_SET_OPTION options.
-const (
-	optionMultiStatementsOn  uint16 = 0
-	optionMultiStatementsOff uint16 = 1
-)
-
-// setOptionPayload is the COM_SET_OPTION that turns multi-statements on
-// or off.
-func setOptionPayload(on bool) []byte {
-	opt := optionMultiStatementsOff
-	if on {
-		opt = optionMultiStatementsOn
-	}
-	return binary.LittleEndian.AppendUint16([]byte{byte(mysqlproto.ComSetOption)}, opt)
-}
 
 // obSetOption runs the client's COM_SET_OPTION in OceanBase mode on one
 // server session and, when the server took it, records the
@@ -36,9 +21,9 @@ func (o *obSession) obSetOption(n int, body []byte, whole bool, start time.Time)
 	known, on := false, false
 	if whole && len(body) >= 2 {
 		switch binary.LittleEndian.Uint16(body) {
-		case optionMultiStatementsOn:
+		case backend.OptionMultiStatementsOn:
 			known, on = true, true
-		case optionMultiStatementsOff:
+		case backend.OptionMultiStatementsOff:
 			known = true
 		}
 	}

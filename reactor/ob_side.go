@@ -137,7 +137,7 @@ func (o *obSession) brokeBeforeAnswer(err error) error {
 		o.drop(s.servers.Current())
 		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
-	if s.inTrans.Load() || o.serverInTrans() {
+	if s.activity.inTrans.Load() || o.serverInTrans() {
 		return s.st.transactionBroke(err)
 	}
 	return o.serverSessionFailed(err)

@@ -106,6 +106,6 @@ func (st *statement) releaseKept() {
 			st.keptOwned = false
 			return
 		}
-		s.client.Release()
+		s.client.io.Release()
 	}
 }

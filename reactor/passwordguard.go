@@ -57,7 +57,7 @@ func (e *plainPasswordError) Error() string {
 // to the client, on server session be; it returns the refusal when the
 // round would carry a TLS client's password over be's plain link.
 func (s *Session) passwordGuard(be *backend.Conn, p []byte) *plainPasswordError {
-	if be.TLS || !s.clientOnTLS() || !askedPassword(p) {
+	if be.TLS || !s.client.onTLS() || !askedPassword(p) {
 		return nil
 	}
 	s.srv.log.Warn("refused to relay a TLS client's password to a server reached without TLS; set enable_server_ssl",
@@ -67,7 +67,7 @@ func (s *Session) passwordGuard(be *backend.Conn, p []byte) *plainPasswordError 
 }
 
 // clientOnTLS reports whether the client's link is TLS.
-func (s *Session) clientOnTLS() bool {
-	_, ok := s.rawConn.(*tls.Conn)
+func (c *clientConn) onTLS() bool {
+	_, ok := c.rawConn.(*tls.Conn)
 	return ok
 }

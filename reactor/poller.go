@@ -207,7 +207,7 @@ func (d *driver) ServerInput() {
 func (d *driver) servePolled() {
 	s := d.s
 	for d.clientNP.Buffered() > 0 {
-		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
 		seen := d.clientNP.Buffered()
@@ -217,10 +217,10 @@ func (d *driver) servePolled() {
 				d.handOffEnd(nil) // the goroutine's afterCommand closes it
 				return
 			}
-			s.state.Store(int32(StateIdle))
+			s.lifecycle.state.Store(int32(StateIdle))
 			// A close requested meanwhile saw StateCommand and left it to
 			// the owner.
-			if d.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+			if d.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 				d.handOffEnd(nil)
 				return
 			}
@@ -256,7 +256,7 @@ func (d *driver) runPolled() bool {
 	d.polled = false
 	switch err {
 	case errNotFast:
-		s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
+		s.activity.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 		d.handOffCounted(resumeCommand, handOffNotFast)
 		return false
 	case nil:
@@ -329,7 +329,7 @@ func (d *driver) pollable() pollResult {
 	if hdr, err = c.Peek(mysqlproto.HeaderLen + 1); err != nil {
 		return pollSlow
 	}
-	if !commands[hdr[mysqlproto.HeaderLen]].polled || s.admin || s.txnBroken || s.ob20Client != nil || !s.side.pollable() {
+	if !commands[hdr[mysqlproto.HeaderLen]].polled || s.admin || s.txnBroken || s.client.ob20Client != nil || !s.side.pollable() {
 		return pollSlow
 	}
 	return pollGo
@@ -495,7 +495,7 @@ func (st *statement) resumeAnswer() error {
 func (d *driver) serveOffPoller(err error) {
 	s := d.s
 	for {
-		more := err == nil && s.client.Buffered() > 0 // read while it owns the session
+		more := err == nil && s.client.io.Buffered() > 0 // read while it owns the session
 		if !s.afterCommand(err) {
 			return
 		}
@@ -505,7 +505,7 @@ func (d *driver) serveOffPoller(err error) {
 		if !more && d.clientNP.Buffered() == 0 {
 			return
 		}
-		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
 		followedOffPoller.Add(1)

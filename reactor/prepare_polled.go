@@ -100,7 +100,7 @@ func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) er
 // progress; with block it waits for the rest (a goroutine). It returns
 // nil once the answer was whole and the statement is recorded on its
 // server session; errWouldBlock or errHandOff on the poller where it
-// would wait; errServerState wrapping the server's ERR (the answer was
+// would wait; backend.ErrServerState wrapping the server's ERR (the answer was
 // whole: the server session is in step); another error when the server
 // session is out of step.
 func (st *statement) readPrepare(block bool) error {
@@ -129,7 +129,7 @@ func (st *statement) readPrepare(block bool) error {
 			return sc.Err()
 		case mysqlproto.ScanNeedMore:
 		default:
-			return fmt.Errorf("%w to %s", errUnexpectedAnswer, mysqlproto.ComStmtPrepare)
+			return fmt.Errorf("%w to %s", backend.ErrUnexpectedAnswer, mysqlproto.ComStmtPrepare)
 		}
 		if sc.Done() {
 			if p.dec != p.win.End {
@@ -169,7 +169,7 @@ func (st *statement) notePrepare() error {
 	sc := &s.scanner
 	if sc.IsErr() {
 		e, _ := mysqlproto.ParseERR(sc.Packet())
-		return fmt.Errorf("%w: %w", errServerState, mysqlproto.SQLErrorFromERR(e))
+		return fmt.Errorf("%w: %w", backend.ErrServerState, mysqlproto.SQLErrorFromERR(e))
 	}
 	sid, columns, params := sc.Prepared()
 	if params != p.ps.params || columns != p.ps.columns {
@@ -225,7 +225,7 @@ func (d *driver) stepPrepare() bool {
 	if d.answerTimer != nil {
 		d.answerTimer.Stop()
 	}
-	s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
+	s.activity.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 	d.rePrepared = true
 	return d.runPolled()
 }
@@ -235,5 +235,5 @@ func (d *driver) stepPrepare() bool {
 func (st *statement) finishPrepare() {
 	preparesOffPoller.Add(1)
 	st.endPolledPrepare(st.readPrepare(true))
-	st.s.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
+	st.s.activity.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 }

@@ -176,14 +176,14 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 		}
 	} else {
 		if refusal := s.stmts.admit(n-1, s.cfg); refusal != nil {
-			if err := s.skipPacket(n); err != nil {
+			if err := s.client.skipPacket(n); err != nil {
 				return err
 			}
 			s.countStatement(route.StmtOther, true, start)
 			return s.writeError(refusal)
 		}
 		var err error
-		if pkt, err = s.readPacketTo(s.stmts.request, n, s.heldCommandLimit()); err != nil {
+		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
 		}
 		s.stmts.request = pkt
@@ -212,7 +212,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	if polled {
 		// Everything that could refuse the poller has run: take the
 		// request out of the client buffer, into obgate's own copy.
-		if pkt, err = s.readPacketTo(s.stmts.request, n, s.heldCommandLimit()); err != nil {
+		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
 		}
 		s.stmts.request = pkt
@@ -266,7 +266,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 		return errNotFast // answered with an ERR, off the poller
 	}
 	if len(body) < 4 {
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Malformed %s", cmd))
@@ -277,7 +277,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 		s.stmts.stateChanged()
 	}
 	if !ok {
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
 		if cmd == mysqlproto.ComStmtSendLongData {
@@ -398,7 +398,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uin
 		try := st.try(outcome{fail: failure.HeldERR})
 		try.Kept = true
 		if !route.MayResend(try) {
-			if !isERR && s.inTrans.Load() {
+			if !isERR && s.activity.inTrans.Load() {
 				return nil, 0, false, errTxnServerLost
 			}
 			return nil, 0, false, err
@@ -420,7 +420,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uin
 func (st *statement) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
 	s := st.s
 	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
-	sid, params, columns, err := s.st.internalPrepare(be, payload)
+	sid, params, columns, err := prepareOn(be, payload, s.st.commandOptions())
 	if err != nil {
 		return 0, err
 	}
@@ -477,7 +477,7 @@ func (st *statement) closeStatement(n int, body []byte) error {
 	if len(body) >= 4 {
 		id = binary.LittleEndian.Uint32(body)
 	}
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return err
 	}
 	p, ok := s.stmts.byID[id]

@@ -155,7 +155,7 @@ func (st *statement) reuseKept(n, i int, start time.Time) error {
 	s := st.s
 	polled := s.drv.polled
 	if polled {
-		if err := s.skipPacket(n); err != nil {
+		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
 	}
@@ -183,10 +183,10 @@ func (st *statement) reuseKept(n, i int, start time.Time) error {
 		}
 		return nil
 	}
-	if err := s.client.Write(answer); err != nil {
+	if err := s.client.io.Write(answer); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	return wrapClient(s.client.Flush())
+	return wrapClient(s.client.io.Flush())
 }
 
 // errReplyRest stops a command on the poller whose answer obgate wrote
@@ -200,10 +200,10 @@ func (st *statement) finishReply() error {
 	s := st.s
 	rest := st.then.reply
 	st.then.reply = nil
-	if err := s.client.Write(rest); err != nil {
+	if err := s.client.io.Write(rest); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	return wrapClient(s.client.Flush())
+	return wrapClient(s.client.io.Flush())
 }
 
 // patchEOFStatus writes status into the EOF packets of a prepare's answer

@@ -136,7 +136,7 @@ func (s *Session) containPanic(site panicSite) {
 	srv.caughtPanic(site, s.id, v)
 	owner := site.ownsTeardown(s)
 	if owner {
-		s.state.Store(int32(StateClosing))
+		s.lifecycle.state.Store(int32(StateClosing))
 		srv.metrics.quit(QuitPanic)
 	}
 	srv.guarded(site, s.id, s.interrupt)

@@ -228,7 +228,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				return r.written, err
 			}
 			st.releaseKept()
-			hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+			hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 			if err != nil {
 				return r.written, quit(QuitClientNetwork, err)
 			}
@@ -257,7 +257,7 @@ func (st *statement) flushDecided(final, block bool) error {
 	r := &st.rr
 	if r.dec == 0 {
 		if final && block {
-			return wrapClient(s.client.Flush())
+			return wrapClient(s.client.io.Flush())
 		}
 		return nil
 	}
@@ -281,12 +281,12 @@ func (st *statement) flushDecided(final, block bool) error {
 		}
 		return nil
 	}
-	if err := s.client.Write(r.win.Buf[:r.dec]); err != nil {
+	if err := s.client.io.Write(r.win.Buf[:r.dec]); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	flushFn := s.client.FlushMore
+	flushFn := s.client.io.FlushMore
 	if final {
-		flushFn = s.client.Flush
+		flushFn = s.client.io.Flush
 	}
 	if err := flushFn(); err != nil {
 		return quit(QuitClientNetwork, err)
@@ -306,7 +306,7 @@ func (st *statement) flushDecided(final, block bool) error {
 func (st *statement) relayUpload() error {
 	s := st.s
 	for {
-		hdr, err := s.client.Peek(mysqlproto.HeaderLen)
+		hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 		if err != nil {
 			return quit(QuitClientNetwork, err)
 		}

@@ -14,7 +14,7 @@ import (
 // except when the server session of an open transaction is gone.
 func (st *statement) refuse(n int, err error) error {
 	s := st.s
-	if skipErr := s.skipPacket(n); skipErr != nil {
+	if skipErr := s.client.skipPacket(n); skipErr != nil {
 		return skipErr
 	}
 	return st.writeErrorFor(err)

@@ -55,7 +55,7 @@ func (st *statement) try(o outcome) route.Try {
 		ReadOnly: st.resendable,
 		Kept:     st.kept != nil && !st.tunneled && (!st.patchOn || st.retryPS != nil),
 		Bound:    st.txnBefore || s.side.bound() || st.routeBound,
-		Stopped:  s.closeReq.Load() != closeNone || s.killsPending.Load() > 0, // a KILL or a shutdown broke it, not its server
+		Stopped:  s.lifecycle.closeReq.Load() != closeNone || s.lifecycle.killsPending.Load() > 0, // a KILL or a shutdown broke it, not its server
 		Resends:  st.resends,
 		Budget:   st.retryBudget(),
 	}
@@ -107,7 +107,7 @@ func (st *statement) endsTxnByClosing() bool { return st.endsTxnWith(route.TxnRo
 // (txn) of a transaction open on the current server session.
 func (st *statement) endsTxnWith(txn route.TxnOp) bool {
 	f := &st.facts
-	return st.txnBefore && st.s.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == txn &&
+	return st.txnBefore && st.s.activity.curCmd.Load() == int32(mysqlproto.ComQuery) && f.Txn == txn &&
 		!f.Chain && !f.MultiStatement
 }
 
@@ -136,7 +136,7 @@ func (st *statement) closeRefusingServer(what string, code uint16) string {
 		"session", s.id, "server", addr, "code", code)
 	s.side.drop(s.servers.Current())
 	s.status &^= mysqlproto.StatusInTrans
-	s.inTrans.Store(false)
+	s.activity.inTrans.Store(false)
 	return addr
 }
 
@@ -211,10 +211,10 @@ func (st *statement) repatch(be *backend.Conn, req []byte) bool {
 // statement could not go elsewhere after all.
 func (st *statement) deliverHeldERR() (int64, error) {
 	s := st.s
-	if err := s.client.Write(st.heldERR); err != nil {
+	if err := s.client.io.Write(st.heldERR); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
-	if err := s.client.Flush(); err != nil {
+	if err := s.client.io.Flush(); err != nil {
 		return 0, quit(QuitClientNetwork, err)
 	}
 	return int64(len(st.heldERR)), nil

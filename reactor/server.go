@@ -78,6 +78,7 @@ type Server struct {
 	poller      *pollerSet
 	clusters    *route.Clusters
 	health      *health.Monitor
+	dialer      backend.Dialer // opens server sessions' connections
 	router      *route.Router
 
 	servers backend.Registry // open server sessions by server address
@@ -200,6 +201,9 @@ func NewServer(opts Options) (*Server, error) {
 		}
 		srv.poller = p
 	}
+	srv.dialer = backend.Dialer{Config: srv.cfg, Health: srv.health, TLS: srv.tls.server,
+		OnPoller: srv.poller != nil && srv.poller.serverConns,
+		NoTLS:    srv.noServerTLS, Failed: srv.metrics.serverConnectFailures}
 	return srv, nil
 }
 

@@ -32,8 +32,8 @@ type Session struct {
 	srv *Server
 	id  uint32 // shared, immutable: the client's connection id
 
-	lifecycle  // shared: state and close requests
-	clientConn // the client connection and its transport
+	lifecycle lifecycle  // shared: state and close requests
+	client    clientConn // the client connection and its transport
 
 	// Client-visible state, owned.
 	caps      mysqlproto.Capability   // negotiated with the client
@@ -44,16 +44,13 @@ type Session struct {
 	admin     bool                    // shared, immutable after login: root@proxysys
 
 	cfg     *config.Config             // snapshot loaded at the start of the current command
-	tm      *tenantMetrics             // statement series of the session's cluster, tenant and database; nil: find again
+	series  stmtSeries                 // the metrics its statements count in
 	scanner mysqlproto.ResponseScanner // reads the answer being relayed
 	// st is the command being served (or the login's own commands): a
 	// pooled value the owner takes when the login or a command starts
 	// and gives back at the session's next idle point, so that an idle
 	// session holds none; nil while idle (statement_pool.go).
 	st *statement
-	// tmCluster and tmTenant are the cluster and tenant of tm, set at an
-	// OceanBase-mode login.
-	tmCluster, tmTenant string
 
 	// side is what the session does per routing mode, made with the
 	// session (setSide); ob and my are side as its concrete type, for the
@@ -65,9 +62,9 @@ type Session struct {
 	// current one, is for any goroutine).
 	servers backend.Set
 
-	published        // shared, under its mu: what SHOW PROXYSESSION and KILL read
-	activity         // shared counters
-	drv       driver // runs the command phase on the transport (poller.go)
+	published published // shared, under its mu: what SHOW PROXYSESSION and KILL read
+	activity  activity  // shared counters
+	drv       driver    // runs the command phase on the transport (poller.go)
 }
 
 // lifecycle is a session's place on the close ladder (teardown,
@@ -91,18 +88,18 @@ type lifecycle struct {
 
 // clientConn is the session's client connection.
 type clientConn struct {
-	client       connio.ClientIO         // the transport the command loop reads and writes (owned)
-	netClient    *connio.NetClient       // set when client is a connio.NetClient, to free its buffer
-	ob20Client   *connio.OB20Client      // set when the client speaks OB 2.0, to free its buffer
-	rawConn      net.Conn                // the accepted connection, until the transport takes it over
-	clientOBCaps mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
-	replySeq     uint8                   // sequence id of the next packet to the client
-	// clientCloser closes the client connection from any goroutine (the
+	io         connio.ClientIO         // the transport the command loop reads and writes (owned)
+	netClient  *connio.NetClient       // set when client is a connio.NetClient, to free its buffer
+	ob20Client *connio.OB20Client      // set when the client speaks OB 2.0, to free its buffer
+	rawConn    net.Conn                // the accepted connection, until the transport takes it over
+	obCaps     mysqlproto.OBCapability // OB 2.0 towards the client when it has OB_PROTOCOL_V2
+	replySeq   uint8                   // sequence id of the next packet to the client
+	// closer closes the client connection from any goroutine (the
 	// layer that owns it now); transportName is "net", "netpoll" or
 	// with a TLS or OB 2.0 layer (shared).
-	clientCloser  atomic.Pointer[closerRef]
+	closer        atomic.Pointer[closerRef]
 	transportName atomic.Value // string
-	clientAddr    string       // shared, immutable
+	addr          string       // shared, immutable
 	connectedAt   time.Time    // shared, immutable
 }
 
@@ -146,7 +143,7 @@ const (
 func (s *Session) ID() uint32 { return s.id }
 
 // State is the session's current state.
-func (s *Session) State() SessionState { return SessionState(s.state.Load()) }
+func (s *Session) State() SessionState { return SessionState(s.lifecycle.state.Load()) }
 
 // IsAdmin reports whether the session is an obgate administrator session
 // (root@proxysys), which never touches a server.
@@ -185,27 +182,27 @@ type SessionInfo struct {
 // Info returns a consistent-enough snapshot of the session; any goroutine
 // may call it.
 func (s *Session) Info() SessionInfo {
-	s.mu.Lock()
+	s.published.mu.Lock()
 	info := SessionInfo{
-		ID: s.id, User: s.user, Identity: s.identity, ClientAddr: s.clientAddr,
-		DB: s.db, ConnectedAt: s.connectedAt, Admin: s.admin,
+		ID: s.id, User: s.published.user, Identity: s.identity, ClientAddr: s.client.addr,
+		DB: s.published.db, ConnectedAt: s.client.connectedAt, Admin: s.admin,
 	}
-	s.mu.Unlock()
+	s.published.mu.Unlock()
 	if be := s.servers.Shared(); be != nil {
 		info.ServerAddr, info.ServerID = be.Addr, be.ThreadID
 	}
 	info.State = s.State()
-	if c := s.curCmd.Load(); c >= 0 {
+	if c := s.activity.curCmd.Load(); c >= 0 {
 		info.Command = mysqlproto.Command(c).String()
 	}
 	if t, ok := s.transport(); ok {
 		info.Transport = t
 		info.TLS = strings.HasPrefix(t, "tls")
 	}
-	info.InTrans = s.inTrans.Load()
-	info.TransCount = s.transCount.Load()
-	info.StmtCount = s.stmtCount.Load()
-	info.LastActive = time.Unix(0, s.lastActive.Load())
+	info.InTrans = s.activity.inTrans.Load()
+	info.TransCount = s.activity.transCount.Load()
+	info.StmtCount = s.activity.stmtCount.Load()
+	info.LastActive = time.Unix(0, s.activity.lastActive.Load())
 	return info
 }
 
@@ -214,7 +211,7 @@ func (s *Session) Info() SessionInfo {
 func (s *Session) transport() (string, bool) {
 	switch s.State() {
 	case StateIdle, StateCommand:
-		if tr, ok := s.transportName.Load().(string); ok {
+		if tr, ok := s.client.transportName.Load().(string); ok {
 			return tr, true
 		}
 	}
@@ -222,21 +219,21 @@ func (s *Session) transport() (string, bool) {
 }
 
 func (s *Session) setDB(db string) {
-	s.mu.Lock()
-	changed := s.db != db
-	s.db = db
-	s.mu.Unlock()
+	s.published.mu.Lock()
+	changed := s.published.db != db
+	s.published.db = db
+	s.published.mu.Unlock()
 	if changed {
 		s.stmts.stateChanged() // texts name tables of another database now
 	}
-	s.tm = nil // the new database's statement series
+	s.series.forget() // the new database's statement series
 }
 
 // DB returns the session's current database as obgate last saw it.
 func (s *Session) DB() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.db
+	s.published.mu.Lock()
+	defer s.published.mu.Unlock()
+	return s.published.db
 }
 
 // requestClose asks the session to end. closeNow interrupts a running
@@ -244,8 +241,8 @@ func (s *Session) DB() string {
 // and an open transaction finish first. Any goroutine may call it.
 func (s *Session) requestClose(level uint32) {
 	for {
-		cur := s.closeReq.Load()
-		if cur >= level || s.closeReq.CompareAndSwap(cur, level) {
+		cur := s.lifecycle.closeReq.Load()
+		if cur >= level || s.lifecycle.closeReq.CompareAndSwap(cur, level) {
 			break
 		}
 	}
@@ -253,11 +250,11 @@ func (s *Session) requestClose(level uint32) {
 	case StateClosing, StateClosed:
 		return
 	case StateIdle:
-		if level == closeWhenIdle && s.inTrans.Load() {
+		if level == closeWhenIdle && s.activity.inTrans.Load() {
 			return // the owner closes it when the transaction ends
 		}
-		if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-			s.closeTransport()
+		if s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+			s.client.closeTransport()
 			return
 		}
 		// Lost to a command that just started: it sees closeReq at its end.
@@ -289,13 +286,13 @@ const drainQuiet = 20 * time.Millisecond
 // again). The client is told first, as a MySQL server that shuts down
 // tells its idle clients (sayShutdown). Any goroutine may call it.
 func (s *Session) closeIfQuiet(quiet time.Duration) {
-	if s.State() != StateIdle || s.inTrans.Load() || time.Since(time.Unix(0, s.lastActive.Load())) < quiet {
+	if s.State() != StateIdle || s.activity.inTrans.Load() || time.Since(time.Unix(0, s.activity.lastActive.Load())) < quiet {
 		return
 	}
-	if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-		s.closeReq.Store(closeWhenIdle)
+	if s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		s.lifecycle.closeReq.Store(closeWhenIdle)
 		s.sayShutdown()
-		s.closeTransport()
+		s.client.closeTransport()
 	}
 }
 
@@ -316,14 +313,14 @@ var shutdownGoodbye = func() []byte {
 // The caller moved the session from StateIdle to StateClosing, so no
 // command writes meanwhile.
 func (s *Session) sayShutdown() {
-	if s.ob20Client != nil || s.admin {
+	if s.client.ob20Client != nil || s.admin {
 		return
 	}
 	if d := &s.drv; d.hooked.Load() {
 		_, _ = d.clientNP.TryWrite(shutdownGoodbye)
 		return
 	}
-	if c := s.rawConn; c != nil && s.netClient != nil {
+	if c := s.client.rawConn; c != nil && s.client.netClient != nil {
 		// net and TLS clients: the connection's Write is safe beside the
 		// loop's pending Read.
 		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -352,7 +349,7 @@ func (d *driver) breakTransport() {
 		d.kickPolled()
 		return
 	}
-	s.closeTransport()
+	s.client.closeTransport()
 }
 
 // serverAnswers reports whether addr sends a handshake within
@@ -361,7 +358,7 @@ func (srv *Server) serverAnswers(addr string) bool {
 	timeout := min(srv.cfg.Load().DetectServerTimeout, time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	be, _, _, err := srv.dialServer(ctx, addr, net.Dialer{Timeout: timeout}, true)
+	be, _, _, err := backend.Dial(ctx, addr, net.Dialer{Timeout: timeout}, srv.dialer.OnPoller)
 	if err != nil {
 		return false
 	}

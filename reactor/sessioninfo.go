@@ -79,23 +79,23 @@ func (o *obSession) publishOB() {
 			InTrans: be.Status.Has(mysqlproto.StatusInTrans), Current: be == s.servers.Last(), LastUsed: be.LastUsedAt()})
 	}
 	o.snap = obSnapshot{ver: o.vars.Version(), nserver: s.servers.Len(), last: s.servers.Last()}
-	s.mu.Lock()
-	s.varsPub, s.serversPub = vars, servers
-	s.mu.Unlock()
+	s.published.mu.Lock()
+	s.published.varsPub, s.published.serversPub = vars, servers
+	s.published.mu.Unlock()
 }
 
 // Variables returns the session state obgate replays on server sessions.
 // Any goroutine may call it.
 func (s *Session) Variables() []VarInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.varsPub
+	s.published.mu.Lock()
+	defer s.published.mu.Unlock()
+	return s.published.varsPub
 }
 
 // ServerSessions returns the session's server sessions. Any goroutine may
 // call it.
 func (s *Session) ServerSessions() []ServerSessionInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.serversPub
+	s.published.mu.Lock()
+	defer s.published.mu.Unlock()
+	return s.published.serversPub
 }

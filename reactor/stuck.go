@@ -40,12 +40,12 @@ func (srv *Server) stuckSessions() *StuckSessionsError {
 // path waits for. Any goroutine; every field read is atomic or immutable.
 func (s *Session) describeClose() string {
 	d := &s.drv
-	transport, _ := s.transportName.Load().(string)
-	idle := time.Since(time.Unix(0, s.lastActive.Load())).Round(time.Millisecond)
+	transport, _ := s.client.transportName.Load().(string)
+	idle := time.Since(time.Unix(0, s.activity.lastActive.Load())).Round(time.Millisecond)
 	return fmt.Sprintf("session %d (client %s, transport %q): state %s, command %d, close request %d, "+
 		"in transaction %t, torn down %t, poller-driven %t, poller stage %d, kicked %t, "+
 		"client closed %t, client gone %t, last active %s ago",
-		s.id, s.clientAddr, transport, s.State(), s.curCmd.Load(), s.closeReq.Load(),
-		s.inTrans.Load(), s.torndown.Load(), d.hooked.Load(), d.poll.Load(), d.kicked.Load(),
+		s.id, s.client.addr, transport, s.State(), s.activity.curCmd.Load(), s.lifecycle.closeReq.Load(),
+		s.activity.inTrans.Load(), s.lifecycle.torndown.Load(), d.hooked.Load(), d.poll.Load(), d.kicked.Load(),
 		d.clientClosed.Load(), d.clientGone.Load(), idle)
 }

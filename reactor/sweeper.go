@@ -46,8 +46,8 @@ func (srv *Server) sweep(now time.Time) {
 		if s.State() != StateIdle {
 			return
 		}
-		idle := now.UnixNano() - s.lastActive.Load()
-		if limit := time.Duration(s.waitTimeout.Load()); limit > 0 {
+		idle := now.UnixNano() - s.activity.lastActive.Load()
+		if limit := time.Duration(s.activity.waitTimeout.Load()); limit > 0 {
 			if idle > int64(limit) {
 				srv.log.Debug("client idle past its wait_timeout", "session", s.id, "wait_timeout", limit)
 				s.closeFor(closeNow, QuitTimeout, reasonWaitTimeout)
@@ -102,7 +102,7 @@ func (o *obSession) updateWaitTimeout() {
 	if secs, err := strconv.ParseInt(val, 10, 64); ok && err == nil && secs > 0 {
 		d = time.Duration(secs) * time.Second
 	}
-	s.waitTimeout.Store(int64(d))
+	s.activity.waitTimeout.Store(int64(d))
 	o.updateTimeZone()
 }
 

@@ -27,7 +27,7 @@ import (
 // client_io_mode=net run a command loop on the current goroutine.
 func (d *driver) serveTransport() {
 	s := d.s
-	tc, isTCP := s.rawConn.(*net.TCPConn)
+	tc, isTCP := s.client.rawConn.(*net.TCPConn)
 	if isTCP && s.srv.poller != nil {
 		if err := d.attachNetpoll(tc); err == nil {
 			return
@@ -36,13 +36,13 @@ func (d *driver) serveTransport() {
 		}
 	}
 	name := "net"
-	if _, isTLS := s.rawConn.(*tls.Conn); isTLS {
+	if _, isTLS := s.client.rawConn.(*tls.Conn); isTLS {
 		name = "tls"
 	}
-	nc := connio.NewNetClient(s.rawConn, name)
-	s.client, s.netClient = nc, nc
-	s.wrapClientOB20(s.id)
-	s.transportName.Store(s.client.Transport())
+	nc := connio.NewNetClient(s.client.rawConn, name)
+	s.client.io, s.client.netClient = nc, nc
+	s.client.wrapClientOB20(s.id)
+	s.client.transportName.Store(s.client.io.Transport())
 	s.srv.goroutineSessions.Add(1)
 	defer s.srv.goroutineSessions.Add(-1)
 	d.runNetLoop()
@@ -55,16 +55,16 @@ func (d *driver) runNetLoop() {
 	defer s.teardown()
 	defer s.containPanic(panicNetLoop)
 	s.giveBackStatement()
-	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
+	if !s.lifecycle.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
 	s.checkServerAfterLogin()
 	for {
-		if _, err := s.client.Peek(1); err != nil {
-			s.closeTransport()
+		if _, err := s.client.io.Peek(1); err != nil {
+			s.client.closeTransport()
 			return
 		}
-		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
 		if !s.afterCommand(s.serveCommandContained()) {
@@ -94,14 +94,14 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 	_ = conn.SetReadTimeout(connio.ClientReadTimeout)
 	_ = conn.SetWriteTimeout(connio.ClientWriteTimeout)
 	nc := connio.NewNetpollClient(conn, rb)
-	s.client = nc
-	s.wrapClientOB20(s.id)
+	s.client.io = nc
+	s.client.wrapClientOB20(s.id)
 	if rb != nil {
-		s.clientCloser.Store(&closerRef{connio.NewPollerSafeCloser(conn, rb)})
+		s.client.closer.Store(&closerRef{connio.NewPollerSafeCloser(conn, rb)})
 	} else {
-		s.clientCloser.Store(&closerRef{conn})
+		s.client.closer.Store(&closerRef{conn})
 	}
-	s.transportName.Store(s.client.Transport())
+	s.client.transportName.Store(s.client.io.Transport())
 	_ = conn.AddCloseCallback(d.onNetpollClose)
 	if dc, ok := conn.(interface {
 		SetOnDisconnect(netpoll.OnDisconnect) error
@@ -115,14 +115,14 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 		rb.SetOnInput(d.onClientInput)
 	}
 	s.giveBackStatement()
-	if !s.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
+	if !s.lifecycle.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
 		return nil
 	}
 	if d.hooked.Load() {
 		s.checkServerAfterLogin()
 		if !conn.IsActive() { // hung up before OnDisconnect was set
-			if s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+			if s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 				_ = conn.Close()
 			}
 			return nil
@@ -149,13 +149,13 @@ func (d *driver) onRequest(_ context.Context, conn netpoll.Connection) error {
 	s := d.s
 	defer s.containPanic(panicNetpollRequest)
 	for {
-		if !s.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
+		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return conn.Close()
 		}
 		if !s.afterCommand(s.serveCommandContained()) {
 			return conn.Close()
 		}
-		if s.client.Buffered() == 0 {
+		if s.client.io.Buffered() == 0 {
 			return nil
 		}
 	}
@@ -180,8 +180,8 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 	case StateIdle:
 		// netpoll leaves closing a connection without OnRequest to its
 		// user; the session ends off the poller.
-		if d.hooked.Load() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-			connio.Tasks.Run(nil, s.closeTransport)
+		if d.hooked.Load() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+			connio.Tasks.Run(nil, s.client.closeTransport)
 		}
 	}
 }
@@ -215,12 +215,12 @@ func (s *Session) afterCommand(err error) bool {
 		}
 		st.rr.close() // a relay a panic cut short
 	}
-	s.lastActive.Store(time.Now().UnixNano())
-	s.curCmd.Store(-1)
+	s.activity.lastActive.Store(time.Now().UnixNano())
+	s.activity.curCmd.Store(-1)
 	s.side.commandDone()
 	if err != nil {
 		var se *sessionError
-		if errors.As(err, &se) && se.reply != nil && s.client != nil && s.tellsClient(se) {
+		if errors.As(err, &se) && se.reply != nil && s.client.io != nil && tellsClient(s.cfg, se) {
 			_ = s.writeError(se.reply)
 		}
 		s.logQuit(err)
@@ -235,10 +235,10 @@ func (s *Session) afterCommand(err error) bool {
 		return false // a pooled goroutine owns the session now
 	}
 	s.giveBackStatement()
-	s.state.Store(int32(StateIdle))
+	s.lifecycle.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if s.drv.closeDue() && s.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+	if s.drv.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 		s.drv.endTransport()
 		return false
 	}
@@ -250,8 +250,8 @@ func (s *Session) afterCommand(err error) bool {
 // ran already while the command had its owner.
 func (d *driver) endTransport() {
 	s := d.s
-	s.state.Store(int32(StateClosing))
-	s.closeTransport()
+	s.lifecycle.state.Store(int32(StateClosing))
+	s.client.closeTransport()
 	if d.clientClosed.Load() {
 		s.teardown()
 	}
@@ -259,11 +259,11 @@ func (d *driver) endTransport() {
 
 // shouldClose reports whether a requested close applies now.
 func (s *Session) shouldClose() bool {
-	switch s.closeReq.Load() {
+	switch s.lifecycle.closeReq.Load() {
 	case closeNow:
 		return true
 	case closeWhenIdle:
-		return !s.inTrans.Load()
+		return !s.activity.inTrans.Load()
 	}
 	// A drain closes sessions once they are quiet (closeIfQuiet), not
 	// at the end of a command, where the client's next one races it.
@@ -274,16 +274,16 @@ func (s *Session) shouldClose() bool {
 // on the goroutine that owns the session at its end; even if releasing
 // panics, the session leaves the server's books.
 func (s *Session) teardown() {
-	if !s.torndown.CompareAndSwap(false, true) {
+	if !s.lifecycle.torndown.CompareAndSwap(false, true) {
 		return
 	}
 	defer s.unregister()
-	s.state.Store(int32(StateClosing))
+	s.lifecycle.state.Store(int32(StateClosing))
 	s.drv.stopAnswerTimer()
 	s.diagSessionEnded()
 	s.servers.CloseAll()
-	s.closeTransport()
-	s.freeBuffers()
+	s.client.closeTransport()
+	s.client.freeBuffers()
 	s.giveBackStatement()
 }
 
@@ -292,7 +292,7 @@ func (s *Session) teardown() {
 func (s *Session) unregister() {
 	s.srv.sessions.Delete(s.id)
 	s.srv.clients.Add(-1)
-	s.state.Store(int32(StateClosed))
+	s.lifecycle.state.Store(int32(StateClosed))
 	s.srv.active.Done()
 }
 
@@ -300,7 +300,7 @@ func (s *Session) unregister() {
 // as warnings.
 func (s *Session) logQuit(err error) {
 	src := sourceOf(err)
-	s.noteEnd(src, err, "")
+	s.lifecycle.noteEnd(src, err, "")
 	s.srv.metrics.quit(src)
 	level := slog.LevelWarn
 	if src.Normal() || isDisconnect(err) {
@@ -310,13 +310,13 @@ func (s *Session) logQuit(err error) {
 		return
 	}
 	s.srv.log.Log(context.Background(), level, "session ended",
-		"session", s.id, "client", s.clientAddr, "user", s.userName(), "reason", src.String(), "err", err)
+		"session", s.id, "client", s.client.addr, "user", s.published.userName(), "reason", src.String(), "err", err)
 }
 
-func (s *Session) userName() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.user
+func (p *published) userName() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.user
 }
 
 // pollerSet prepares netpoll once per process. With it, client

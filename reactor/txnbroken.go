@@ -31,7 +31,7 @@ func (st *statement) transactionBroke(err error) error {
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server of an open transaction failed; the transaction is rolled back", "session", s.id, "server", be.Addr, "err", err)
 	s.side.drop(be) // mysql mode: the session moves once the transaction is over
-	ending := s.curCmd.Load() == int32(mysqlproto.ComQuery) && !st.facts.MultiStatement &&
+	ending := s.activity.curCmd.Load() == int32(mysqlproto.ComQuery) && !st.facts.MultiStatement &&
 		(st.facts.Txn == route.TxnCommit || st.facts.Txn == route.TxnRollback)
 	if !ending {
 		return &statementError{reply: txnRolledBack("the connection to server " + be.Addr + " broke during the statement"),
@@ -58,7 +58,7 @@ func txnRolledBack(why string) *mysqlproto.SQLError {
 func (st *statement) txnServerLost() error {
 	s := st.s
 	f := &st.facts
-	if s.curCmd.Load() == int32(mysqlproto.ComQuery) && !f.MultiStatement && !f.Chain {
+	if s.activity.curCmd.Load() == int32(mysqlproto.ComQuery) && !f.MultiStatement && !f.Chain {
 		switch f.Txn {
 		case route.TxnRollback:
 			s.endBrokenTxn()
@@ -77,20 +77,20 @@ func (s *Session) markTxnBroken() {
 	s.txnBroken = true
 	s.side.txnBroke()
 	s.status |= mysqlproto.StatusInTrans
-	s.inTrans.Store(true)
+	s.activity.inTrans.Store(true)
 }
 
 // endBrokenTxn leaves it: the client ended the transaction.
 func (s *Session) endBrokenTxn() {
 	s.txnBroken = false
 	s.status &^= mysqlproto.StatusInTrans
-	s.inTrans.Store(false)
+	s.activity.inTrans.Store(false)
 }
 
 // brokenTxnStatement answers a COM_QUERY in the broken-transaction state.
 func (st *statement) brokenTxnStatement(n int, f *route.Facts, start time.Time) error {
 	s := st.s
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return err
 	}
 	switch {
@@ -99,7 +99,7 @@ func (st *statement) brokenTxnStatement(n int, f *route.Facts, start time.Time) 
 		if f.Chain { // only OceanBase mode answers it here; mysql mode forwards it (mysqlSide.query)
 			s.side.chainTxn()
 			s.status |= mysqlproto.StatusInTrans
-			s.inTrans.Store(true)
+			s.activity.inTrans.Store(true)
 		}
 		s.countStatement(f.Kind, false, start)
 		return s.writeOK(0, "")
@@ -125,7 +125,7 @@ func (st *statement) brokenTxnCommand(cmd mysqlproto.Command, rule brokenTxnRule
 	case brokenRuns:
 		return false, nil
 	}
-	if err := s.skipPacket(n); err != nil {
+	if err := s.client.skipPacket(n); err != nil {
 		return true, err
 	}
 	s.countStatement(route.StmtOther, true, start)
