@@ -19,58 +19,66 @@ import (
 // is slow. After the login its bytes move through a serverIO (io.go)
 // chosen by how the login left the connection.
 //
-// The goroutine running the owning session's command uses it; close may be
+// The goroutine running the owning client session's command (or its
+// login) uses it and owns the fields not marked otherwise; Close may be
 // called from any goroutine to interrupt that command.
 type Conn struct {
-	NetConn net.Conn // the socket, or its *tls.Conn once tls (tls.go)
-	Sock    net.Conn // the socket: what close closes
-	Addr    string
-	TLS     bool // the session runs over TLS (enable_server_ssl)
+	NetConn net.Conn // the socket, or its *tls.Conn once TLS (tls.go)
+	Sock    net.Conn // the socket: what Close closes
+	Addr    string   // the server's address, as dialed
+	TLS     bool     // the session runs over TLS (enable_server_ssl)
 	// PendingTLS is the TLS configuration the login upgrades with
-	// (startTLS); set by planTLS, cleared by startTLS.
+	// (StartTLS); set by PlanTLS, cleared by StartTLS.
 	PendingTLS *tls.Config
-	ThreadID   uint32 // the server's connection id
-	Closed     atomic.Bool
+	ThreadID   uint32      // the server's connection id
+	Closed     atomic.Bool // Close ran (any goroutine may read it)
 	// PeerGone is set by the server watch when the server closed the
 	// connection (any goroutine may read it).
 	PeerGone atomic.Bool
 
-	// Set once by Registry.Add, before other goroutines can see be.
+	// Owner is the client session it belongs to, set once by
+	// Registry.Add before other goroutines can see the Conn.
 	Owner      Owner
 	reg        *Registry
 	watchToken uint64
 
-	// OceanBase mode.
-	OB20   *mysqlproto.OB20Framer       // OB 2.0 framing after login, or nil
+	// The framing the login negotiated, set before anything else is sent.
+	OB20   *mysqlproto.OB20Framer       // OB 2.0 framing (OceanBase mode), or nil
 	Comp   *mysqlproto.CompressedFramer // MySQL compressed protocol, or nil
-	Extra  []byte                       // OB20 extra info sent with each request
-	OBCaps mysqlproto.OBCapability
-	Status mysqlproto.ServerStatus // after the last response
-	Sync   sessvars.Synced         // how much of the client's session state it has
-	Stmts  map[uint32]Stmt         // client statement id → this server's
-	// LastUsed (unix nanoseconds) and current (it is its owner's last
-	// server session) are written by the owner, read by the idle sweeper.
+	Extra  []byte                       // OB 2.0 extra info sent with each request
+	OBCaps mysqlproto.OBCapability      // the OB 2.0 capabilities both sides have
+	Status mysqlproto.ServerStatus      // after the last response
+	Sync   sessvars.Synced              // how much of the client's session state it has
+	Stmts  map[uint32]Stmt              // client statement id → this server's
+	// LastUsed (unix nanoseconds) and Current (it is its owner's last
+	// server session, Set.Use) are written by the owner, read by the idle
+	// sweeper.
 	LastUsed atomic.Int64
 	Current  atomic.Bool
 
 	sio serverIO // set by serverIO on first use after the login
 
 	// Health is the server's health entry: statements are counted in and
-	// out of it and failures reported to it. Set by Server.dial.
+	// out of it and failures reported to it. Set by Dialer.Dial.
 	Health *health.Entry
 }
 
-// serverStmt is a client statement as prepared on one server session.
+// Stmt is a client statement as prepared on one server session.
 type Stmt struct {
 	ID    uint32 // the server's statement id
 	Bound bool   // an execute with parameter types reached this server
 }
 
+// StmtGet is the server's id of client statement clientID here, and
+// whether an execute with parameter types reached it; ok is false when it
+// is not prepared here.
 func (b *Conn) StmtGet(clientID uint32) (id uint32, bound, ok bool) {
 	st, ok := b.Stmts[clientID]
 	return st.ID, st.Bound, ok
 }
 
+// StmtSet records that client statement clientID is prepared here as
+// serverID.
 func (b *Conn) StmtSet(clientID, serverID uint32) {
 	if b.Stmts == nil {
 		b.Stmts = make(map[uint32]Stmt)
@@ -78,6 +86,8 @@ func (b *Conn) StmtSet(clientID, serverID uint32) {
 	b.Stmts[clientID] = Stmt{ID: serverID}
 }
 
+// StmtBound records that an execute of clientID with parameter types
+// reached this server session.
 func (b *Conn) StmtBound(clientID uint32) {
 	if st, ok := b.Stmts[clientID]; ok {
 		st.Bound = true
@@ -85,6 +95,7 @@ func (b *Conn) StmtBound(clientID uint32) {
 	}
 }
 
+// StmtDelete forgets client statement clientID here.
 func (b *Conn) StmtDelete(clientID uint32) { delete(b.Stmts, clientID) }
 
 // Close closes the connection once and removes it from the registry;

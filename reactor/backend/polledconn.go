@@ -185,6 +185,11 @@ func (c *PolledConn) tryWrite(p []byte, more bool) (int, error) {
 // request to a goroutine. It is zero outside tests.
 var WriteRoom atomic.Int64
 
+// Enter counts a use of the connection's buffers in progress (a Read, a
+// Write, a view of its input) and reports whether the connection is still
+// open; a Close meanwhile only shuts the socket down, and the last Exit
+// closes the netpoll connection. Each Enter that returned true is paired
+// with one Exit.
 func (c *PolledConn) Enter() bool {
 	if c.busy.Add(1)&(npClosing|npClosed) != 0 {
 		c.Exit()
@@ -193,6 +198,7 @@ func (c *PolledConn) Enter() bool {
 	return true
 }
 
+// Exit ends a use Enter counted.
 func (c *PolledConn) Exit() {
 	if c.busy.Add(-1) == npClosing {
 		c.closeNetpoll()
