@@ -68,7 +68,6 @@ func (m *mysqlSide) adoptRecord(h *handover.State, server *backend.PolledConn) e
 	s := m.s
 	sv := h.Servers[0]
 	be := &backend.Conn{NetConn: server, Sock: server, Addr: sv.Addr, ThreadID: sv.ThreadID, Status: mysqlproto.ServerStatus(sv.Status)}
-	be.LastUsed.Store(sv.LastUsed)
 	be.Health = s.srv.health.Entry("", sv.Addr)
 	for _, st := range sv.Stmts {
 		be.StmtSet(st.Client, st.Server)
@@ -78,6 +77,7 @@ func (m *mysqlSide) adoptRecord(h *handover.State, server *backend.PolledConn) e
 	}
 	s.srv.servers.Add(be, s)
 	s.servers.Use(be)
+	be.LastUsed.Store(sv.LastUsed) // as the old process last used it, not the adoption
 	if mv := h.Move; mv != nil {
 		if resp, err := mysqlproto.ParseHandshakeResponse(mv.Login); err == nil {
 			m.move.scramble, m.move.resp, m.move.stage1 = mv.Scramble, resp, mv.Stage1
