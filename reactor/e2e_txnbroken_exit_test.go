@@ -281,7 +281,7 @@ func checkMovedOutsideTxn(t *testing.T, p *testproxy.Proxy, cl *obRaw, exit stri
 // SELECT would get ERR 6002; had the session not moved, the command would
 // fail with ERR 2013 and the client connection close (what COM_CHANGE_USER
 // did at commit 71610cd, where noteMoveState marked the session stateful
-// for a COM_CHANGE_USER before side.acquire could move it).
+// for a COM_CHANGE_USER before side.serverFor could move it).
 func TestMySQLModeBrokenTransactionEndsWithResetOrChangeUser(t *testing.T) {
 	maria(t)
 	testkit.CheckLeaks(t)

@@ -56,7 +56,7 @@ type reactorMetrics struct {
 // schema (metrics.Group). Its slots fill on first use and may be emptied
 // again by the registry's sweep (monitor_item_limit,
 // monitor_item_max_idle_period); a session keeps the set of its current
-// database (Session.tenantMetrics).
+// database (Session.series, stmtSeries).
 type tenantMetrics struct {
 	g     *metrics.Group
 	stmts [route.NumStmtKinds][2][2]metrics.Slot // [kind][failed][partition missed]

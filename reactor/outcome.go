@@ -15,7 +15,7 @@ type relayStage uint8
 
 const (
 	// stageSent: the request went to a server; nothing of the answer
-	// reached the client. The request may be kept (Session.kept).
+	// reached the client. The request may be kept (statement.kept).
 	stageSent relayStage = iota
 	// stagePartAnswered: some of the answer reached the client; nothing
 	// may be sent again.

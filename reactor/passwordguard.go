@@ -66,7 +66,7 @@ func (s *Session) passwordGuard(be *backend.Conn, p []byte) *plainPasswordError 
 		"Access denied: the server asked for your password in clear, and obgate reaches server %s without TLS (enable_server_ssl); log in with a scramble-based method such as mysql_native_password, or have obgate use TLS to the server", be.Addr)}
 }
 
-// clientOnTLS reports whether the client's link is TLS.
+// onTLS reports whether the client's link is TLS.
 func (c *clientConn) onTLS() bool {
 	_, ok := c.rawConn.(*tls.Conn)
 	return ok
