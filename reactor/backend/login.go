@@ -3,10 +3,10 @@ package backend
 // The logins obgate runs itself, on server sessions it opens without the
 // client: every OceanBase-mode server session (the first with the
 // client's own login, kept; the others with the kept login and no
-// database), and a mysql-mode session moving to another server. Both go
-// through ownLogin. The client's first login in mysql routing mode is
-// relayed instead (mysqlSide.relayLogin): only the client can answer the
-// server's authentication rounds then.
+// database), a mysql-mode session moving to another server, and a KILL
+// sent as the client's user to another server. All go through OwnLogin.
+// The client's first login in mysql routing mode is relayed instead:
+// only the client can answer the server's authentication rounds then.
 
 import (
 	"context"
