@@ -11,15 +11,17 @@ import (
 )
 
 // fakeServer answers each command it reads with the next answer of
-// answers (an ERR when its code is not 0, else an OK) and sends the
-// commands it read on got.
+// answers (an ERR when its code is not 0, else an OK; an OK once answers
+// ran out) and sends the commands it read on got, until the connection
+// ends. A command nobody expected is therefore read and reported, not left
+// blocking its writer.
 func fakeServer(t *testing.T, conn net.Conn, answers []uint16) <-chan []byte {
 	t.Helper()
 	got := make(chan []byte, 16)
 	go func() {
 		defer close(got)
 		pio := mysqlproto.NewPacketIO(conn, conn)
-		for _, code := range answers {
+		for i := 0; ; i++ {
 			pio.ResetSequence() // each command starts a sequence
 			p, err := pio.ReadPacket()
 			if err != nil {
@@ -27,8 +29,8 @@ func fakeServer(t *testing.T, conn net.Conn, answers []uint16) <-chan []byte {
 			}
 			got <- append([]byte(nil), p...)
 			payload := mysqlproto.AppendOK(nil, mysqlproto.OK{}, mysqlproto.ClientProtocol41)
-			if code != 0 {
-				payload = mysqlproto.NewSQLError(code, "refused").AppendPacket(nil)
+			if i < len(answers) && answers[i] != 0 {
+				payload = mysqlproto.NewSQLError(answers[i], "refused").AppendPacket(nil)
 			}
 			answer, _ := mysqlproto.AppendPacket(nil, 1, payload)
 			if _, err := conn.Write(answer); err != nil {
