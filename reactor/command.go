@@ -72,8 +72,10 @@ func (s *Session) serveCommand() error {
 	case mysqlproto.ComQuery:
 		f := s.st.lexStatement(body, whole)
 		kind = f.Kind
-		if s.drv.polled && !s.st.pollableQuery(f) {
-			return errNotFast
+		if s.st.answersItself(f) {
+			if err := s.st.pace().mayWait(); err != nil {
+				return err
+			}
 		}
 		if !keepsParse(f) {
 			s.stmts.stateChanged() // kept statements may prepare differently now
@@ -114,21 +116,18 @@ func (s *Session) serveCommand() error {
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)
 	if _, err := s.side.serverFor(need); err != nil {
-		if s.drv.polled {
-			return errNotFast // the goroutine meets the same error and answers it
-		}
 		return s.st.refuse(n, err)
 	}
 	return s.st.forward(cmd, n, kind, start)
 }
 
-// pollableQuery reports whether a COM_QUERY with facts f may be served on
-// the poller: obgate answers none of it itself (internal commands, KILL).
-func (st *statement) pollableQuery(f *route.Facts) bool {
+// answersItself reports whether obgate may answer a COM_QUERY with facts
+// f itself (internal commands, KILL), which may wait.
+func (st *statement) answersItself(f *route.Facts) bool {
 	if f.Kind == route.StmtKill {
-		return false
+		return true
 	}
-	return st.s.srv.interceptor == nil || !maybeInternal(route.StmtInfo{Kind: f.Kind, Second: f.Second})
+	return st.s.srv.interceptor != nil && maybeInternal(route.StmtInfo{Kind: f.Kind, Second: f.Second})
 }
 
 // noteStatement records what the facts of a COM_QUERY mean for the
@@ -170,17 +169,7 @@ func (st *statement) forward(cmd mysqlproto.Command, n int, kind route.StmtKind,
 // ending the session (a statementError) gets its ERR here. ok reports
 // whether the server's answer was relayed.
 func (st *statement) answer(cmd mysqlproto.Command, kind route.StmtKind, start time.Time, after bool) (ok bool, err error) {
-	if st.s.drv.polled {
-		// On the poller the answer is relayed as it arrives (stepPolled);
-		// the rest of this function runs then (answerFrom).
-		w := &st.then
-		w.cmd, w.kind, w.start, w.after = cmd, kind, start, after
-		if w.unsent == nil {
-			st.relayBegin(cmd)
-		}
-		return false, errAwaiting
-	}
-	return st.answerFrom(st.relay(cmd), cmd, kind, start, after)
+	return st.pace().answer(st, cmd, kind, start, after)
 }
 
 // answerFrom is answer once the first try's relay ended with o: the

@@ -23,8 +23,12 @@
 //	              relay the answer (relay.go: one loop, which can stop
 //	              where it would wait and go on later), resend it
 //	              (retry.go), run prepared statements (prepared.go) and
-//	              KILL (kill.go); where it runs, on the poller or a
-//	              goroutine, is the driver's
+//	              KILL (kill.go). It never asks where it runs: the
+//	              driver gives each command a pace (pace.go), whose
+//	              operations that would wait say so (mayWait) on the
+//	              poller, and which sends, awaits and replies in its own
+//	              way; the driver then serves the command again on a
+//	              goroutine
 //	serverSide    what a routing mode does with servers (side.go): the
 //	              login, choosing and syncing a statement's server session,
 //	              learning from answers, failure handling, KILL, the

@@ -110,21 +110,16 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 		if first && st.patchOn && len(p) >= mysqlproto.HeaderLen+5 {
 			binary.LittleEndian.PutUint32(p[mysqlproto.HeaderLen+1:], st.patchID)
 		}
-		if s.drv.polled && first && last {
-			// On the poller: straight to the server's socket, as far as
-			// it takes the request now; a goroutine sends the rest
-			// (sendUnsent). The request stays in the client buffer either
-			// way.
-			st.tryRequest(p)
-			sent += int64(len(p))
-			st.kept = p
-			st.noteTunnel(p)
-			return true, nil
-		}
 		if first && last {
-			if err := st.writeWhole(p); err != nil {
+			held, err := st.pace().sendOnePiece(st, p)
+			if err != nil {
 				broke = err
 				return false, errPieceNotSent
+			}
+			if held {
+				sent += int64(len(p))
+				st.kept = p
+				return true, nil
 			}
 		} else if err := s.servers.Current().WriteRequest(p, first, last); err != nil {
 			return false, quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))

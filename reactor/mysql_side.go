@@ -101,8 +101,8 @@ func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 	if !s.servers.Current().Lost() {
 		return s.servers.Current(), nil
 	}
-	if s.drv.polled {
-		return nil, errNotFast // moving takes a login
+	if err := s.drv.pace().mayWait(); err != nil {
+		return nil, err // moving takes a login
 	}
 	if s.servers.Current().PeerGone.Load() && m.movableOutsideTxn() && s.srv.serverAnswers(s.servers.Current().Addr) {
 		// The server closed the connection and still greets: it closed
@@ -123,8 +123,8 @@ func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 func (m *mysqlSide) statementServer(ps *prepared) (*backend.Conn, error) {
 	be, err := m.serverFor(needAny)
 	if err == nil && ps.home != nil && ps.home != be {
-		if m.s.drv.polled {
-			return nil, errNotFast
+		if err := m.s.drv.pace().mayWait(); err != nil {
+			return nil, err // answered with an ERR
 		}
 		ps.home = nil
 		return nil, errStatementHomeLost

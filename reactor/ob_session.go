@@ -33,11 +33,11 @@ type obSession struct {
 	scramble    []byte                        // the scramble obgate showed the client
 	proxySessID uint64
 
-	// pollerFirst is the candidate the poller planned first and left to
-	// a goroutine (its server session was not ready): the goroutine
-	// starts with it instead of a fresh random order, which would favour
-	// the servers that already have a ready session.
-	pollerFirst string
+	// notReadyFirst is the candidate a ready-only plan put first and
+	// found not ready (pickServer): the plan that may wait starts with it
+	// instead of a fresh random order, which would favour the servers
+	// that already have a ready session.
+	notReadyFirst string
 
 	vars      sessvars.Vars
 	heldBegin []byte // BEGIN / START TRANSACTION held until the first real statement
@@ -321,21 +321,18 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 	req.Tried = s.st.tried
 	req.SeenGeneration = o.healthGen
 	req.StmtRoute = o.stmtRoute(s.cfg)
-	polled := s.drv.polled
-	req.NoWait = polled
+	readyOnly := s.drv.pace().readyOnly()
+	req.NoWait = readyOnly
 	rt, err := s.srv.router.Plan(ctx, &req, o.routeBuf)
 	o.routeBuf = rt.Addrs
 	if err != nil {
-		if polled {
-			return nil, errNotFast // planned again, and answered, where it may wait
-		}
-		return nil, err
+		return nil, err // with NoWait, planned again and answered where it may wait (refuse)
 	}
 	o.healthGen = rt.Generation
 	s.st.routeBound = rt.Bound
 	if rt.Bound {
-		if polled && !o.readyOnPoller(last) {
-			return nil, errNotFast
+		if readyOnly && !o.readyNow(last) {
+			return nil, errWouldWait
 		}
 		if last.Alive() {
 			o.notePlan(&rt, last.Addr)
@@ -350,21 +347,21 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 		o.pinned, o.trxSpecified = false, false
 		return nil, errPinnedServerLost
 	}
-	first := o.pollerFirst
-	o.pollerFirst = ""
-	if !polled && first != "" {
+	first := o.notReadyFirst
+	o.notReadyFirst = ""
+	if !readyOnly && first != "" {
 		moveToFront(rt.Addrs, first)
 	}
 	var lastErr error
 	for _, addr := range rt.Addrs {
-		if polled {
+		if readyOnly {
 			// The first candidate, when its server session is open and
-			// ready, else a goroutine decides (a dial, a sync, a
-			// broken server session), starting with this candidate.
+			// ready, else where it may wait (a dial, a sync, a broken
+			// server session), starting with this candidate.
 			be := o.s.servers.On(addr)
-			if !o.readyOnPoller(be) {
-				o.pollerFirst = addr
-				return nil, errNotFast
+			if !o.readyNow(be) {
+				o.notReadyFirst = addr
+				return nil, errWouldWait
 			}
 			o.notePlan(&rt, addr)
 			return be, nil
@@ -387,11 +384,11 @@ func (o *obSession) pickServer(ctx context.Context, need routeNeed) (*backend.Co
 	return nil, fmt.Errorf("%w: %v", errNoServer, lastErr)
 }
 
-// readyOnPoller reports whether be can take the statement on the
-// poller: it is open and alive, on netpoll in a framing the poller
-// drives, and has the client's whole session state, with no BEGIN held
-// for it (syncServer would send nothing).
-func (o *obSession) readyOnPoller(be *backend.Conn) bool {
+// readyNow reports whether be can take the statement with nothing
+// before it (a ready-only plan): it is open and alive, on netpoll in a
+// framing the poller drives, and has the client's whole session state,
+// with no BEGIN held for it (syncServer would send nothing).
+func (o *obSession) readyNow(be *backend.Conn) bool {
 	if be == nil || o.heldBegin != nil || !o.vars.InSync(&be.Sync) || be.PollIO() == nil || !be.Alive() {
 		return false
 	}

@@ -42,7 +42,7 @@ func (o *obSession) rewritesAnswers() bool { return true }
 // pollable: unless a BEGIN is held (it goes out with the next statement,
 // a round trip first); which server session the statement takes is
 // decided in pickServer, which leaves the poller for any that is not
-// ready (readyOnPoller).
+// ready (readyNow).
 func (o *obSession) pollable() bool { return o.heldBegin == nil }
 
 func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
@@ -76,8 +76,10 @@ func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start 
 	if !whole {
 		return false, nil
 	}
-	if o.s.drv.polled && o.answersLocally(f) {
-		return true, errNotFast // the answer is written by a goroutine
+	if o.answersLocally(f) {
+		if err := o.s.drv.pace().mayWait(); err != nil {
+			return true, err
+		}
 	}
 	return o.heldTransaction(n, body, f, start)
 }
@@ -86,8 +88,10 @@ func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start 
 // data or cursor is, else where the router says.
 func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
 	if !o.serverInTrans() && !o.pinned {
-		if ps.home != nil && o.s.drv.polled {
-			return nil, errNotFast // its home may need a sync
+		if ps.home != nil {
+			if err := o.s.drv.pace().mayWait(); err != nil {
+				return nil, err // its home may need a sync
+			}
 		}
 		if ps.home != nil && ps.home.Alive() {
 			if err := o.syncServer(ps.home); err == nil {

@@ -1,7 +1,6 @@
 package reactor
 
 import (
-	"errors"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +32,7 @@ import (
 // is the one the router picks from cached state (route.Request.NoWait:
 // a location or tenant list not fetched yet sends the command to a
 // goroutine), and only when it is open, alive and has the client's whole
-// session state (obSession.readyOnPoller); a held BEGIN, a dial or a
+// session state (obSession.readyNow); a held BEGIN, a dial or a
 // variable sync goes to a goroutine. The request is framed as OB 2.0 into
 // a pooled chunk and written without waiting (backend.Conn.TryRequest);
 // answer frames that arrived whole are unframed from the server
@@ -99,7 +98,7 @@ var handOffLabels = [numResumeSteps + 1]string{
 }
 
 // handOffNotFast is the label index of a command the poller began and
-// gave up before it sent anything (errNotFast: it needs a dial, a login,
+// gave up before it sent anything (errWouldWait: it needs a dial, a login,
 // a round trip first, or a server session not in step).
 const handOffNotFast = int(numResumeSteps)
 
@@ -255,7 +254,7 @@ func (d *driver) runPolled() bool {
 	err := s.serveCommandContained()
 	d.polled = false
 	switch err {
-	case errNotFast:
+	case errWouldWait:
 		s.activity.stmtCount.Add(^uint64(0)) // less one: counted again when it is served
 		d.handOffCounted(resumeCommand, handOffNotFast)
 		return false
@@ -548,11 +547,3 @@ func (st *statement) finishAwaited(err error) error {
 	}
 	return err
 }
-
-// errNotFast stops a command on the poller before it changed anything: it
-// is served on a goroutine from the start. errAwaiting stops it once its
-// request is out: its answer is relayed as it arrives.
-var (
-	errNotFast  = errors.New("command not for the poller")
-	errAwaiting = errors.New("command awaits its answer on the poller")
-)

@@ -62,14 +62,14 @@ var errPrepareMismatch = errors.New("statement prepared again has another shape"
 
 // preparePolled sends the prepare of ps to be on the poller, the first
 // step above. It returns errAwaiting once the request went out whole,
-// errNotFast when the command is better served on a goroutine from its
+// errWouldWait when the command is better served on a goroutine from its
 // start (nothing was sent; or be took part of the request and is closed,
 // being out of step).
 func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) error {
 	s := st.s
 	n := 1 + len(ps.sql)
 	if s.drv.rePrepared || n > classifyLen || be.PollIO() == nil {
-		return errNotFast
+		return errWouldWait
 	}
 	pkt := connio.GetChunk(mysqlproto.HeaderLen + n)
 	pkt = pkt[:mysqlproto.HeaderLen+n]
@@ -85,7 +85,7 @@ func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) er
 		if raw {
 			be.Close() // part of a request went out: out of step
 		}
-		return errNotFast
+		return errWouldWait
 	}
 	st.prep = polledPrepare{be: be, ps: ps, id: id, win: backend.Window{Buf: connio.GetChunk(4096)}, at: time.Now()}
 	s.scanner.Reset(mysqlproto.ComStmtPrepare, s.caps, be.Status)

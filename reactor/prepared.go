@@ -161,27 +161,30 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // client obgate's own statement id, under which the statement may later
 // run on other server sessions too.
 //
-// On the poller (body holds the whole payload, borrowed from the client
-// buffer) it decides the server session before it consumes anything, so
-// that errNotFast leaves the command to a goroutine from the start; the
-// request goes out without waiting (sendPolled) and the answer is relayed
-// as it arrives, the statement staying pending until then (endPrepare).
+// A whole request (body holds the whole payload, borrowed from the client
+// buffer) is taken out of the client buffer only once its server session
+// is decided, so that a pace that may not wait (mayWait, a server session
+// not ready) leaves the command to be served again from its start; the
+// statement stays pending until its answer (endPrepare).
 func (st *statement) prepareStatement(n int, body []byte, whole bool, start time.Time) error {
 	s := st.s
-	polled := s.drv.polled
-	var pkt []byte
-	if polled {
-		if !whole {
-			return errNotFast
+	var pkt []byte // the request, once taken out of the client buffer
+	if !whole {
+		if err := st.pace().mayWait(); err != nil {
+			return err // the rest of the request is read first
 		}
-	} else {
-		if refusal := s.stmts.admit(n-1, s.cfg); refusal != nil {
-			if err := s.client.skipPacket(n); err != nil {
-				return err
-			}
-			s.countStatement(route.StmtOther, true, start)
-			return s.writeError(refusal)
+	}
+	if refusal := s.stmts.admit(n-1, s.cfg); refusal != nil {
+		if err := st.pace().mayWait(); err != nil {
+			return err
 		}
+		if err := s.client.skipPacket(n); err != nil {
+			return err
+		}
+		s.countStatement(route.StmtOther, true, start)
+		return s.writeError(refusal)
+	}
+	if !whole {
 		var err error
 		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
@@ -190,10 +193,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 		body = pkt[mysqlproto.HeaderLen+1:]
 	}
 	if i, _ := s.stmts.keptFor(body); i >= 0 {
-		return st.reuseKept(n, i, start)
-	}
-	if polled && s.stmts.admit(n-1, s.cfg) != nil {
-		return errNotFast // the goroutine refuses it
+		return st.reuseKept(n, i, pkt == nil, start)
 	}
 	p := s.stmts.newStmt()
 	p.sql = append(p.sql, body...)
@@ -204,13 +204,13 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	be, err := s.side.serverFor(needAny)
 	if err != nil {
 		s.stmts.recycle(p)
-		if polled {
-			return errNotFast // the goroutine meets the same error and answers it
+		if pkt == nil {
+			return st.refuse(n, err)
 		}
 		return st.writeErrorFor(err)
 	}
-	if polled {
-		// Everything that could refuse the poller has run: take the
+	if pkt == nil {
+		// Everything that could stop the command has run: take the
 		// request out of the client buffer, into obgate's own copy.
 		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
@@ -220,9 +220,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	s.stmts.pending = p
 	s.stmts.startCapture(p, s.cfg.ClientPSKeepCount)
 	st.resendable = true // preparing changes nothing on the server
-	if polled {
-		st.sendPolled(pkt)
-	} else if err := st.sendRequest(be, pkt); err != nil {
+	if err := st.pace().sendHeld(st, be, pkt); err != nil {
 		s.stmts.endPrepare()
 		return st.answerFailure(err, kind, start)
 	}
@@ -262,10 +260,10 @@ func (st *statement) notePrepared(pkt []byte) {
 // preparing it again; the statement id is rewritten to the server's.
 func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) (err error) {
 	s := st.s
-	if s.drv.polled && (len(body) < 4 || s.stmts.byID[binary.LittleEndian.Uint32(body)] == nil) {
-		return errNotFast // answered with an ERR, off the poller
-	}
 	if len(body) < 4 {
+		if err := st.pace().mayWait(); err != nil {
+			return err
+		}
 		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
@@ -277,6 +275,9 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 		s.stmts.stateChanged()
 	}
 	if !ok {
+		if err := st.pace().mayWait(); err != nil {
+			return err
+		}
 		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
@@ -294,11 +295,8 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 	}
 	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
-		if err == errAwaiting {
-			return err // the statement's prepare on be went out first
-		}
-		if s.drv.polled {
-			return errNotFast
+		if stopped(err) {
+			return err // the statement's prepare on be went out first, or waits
 		}
 		return st.refuse(n, err)
 	}
@@ -324,8 +322,8 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 				st.retryPS, st.retryPSID = ps, id
 			case body[boundAt] == 0 && !bound && ps.types != nil:
 				// This server session never saw the parameter types.
-				if s.drv.polled {
-					return errNotFast
+				if err := st.pace().mayWait(); err != nil {
+					return err
 				}
 				return st.executeWithTypes(n, ps, be, boundAt, start)
 			}
@@ -378,12 +376,10 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uin
 		if ok {
 			return be, sid, bound, nil
 		}
-		if s.drv.polled {
-			// Preparing takes a round trip: on the poller, it is a state
-			// of the command (prepare_polled.go).
-			return nil, 0, false, st.preparePolled(be, ps, id)
+		sid, err = st.pace().prepareOn(st, be, ps, id)
+		if stopped(err) {
+			return nil, 0, false, err // the prepare's answer comes later, or it waits
 		}
-		sid, err = st.prepareOn(be, ps)
 		if err == nil {
 			be.StmtSet(id, sid)
 			return be, sid, false, nil
@@ -502,11 +498,6 @@ func (st *statement) closeStatement(n int, body []byte) error {
 func (st *statement) closeOn(id uint32, from int) error {
 	s := st.s
 	servers := s.side.serverSessions()
-	// The client's next command is here already (go-sql-driver sends a
-	// close with the next prepare): it goes out with the close, most
-	// likely to the same server, in one segment. Where it does not, the
-	// kernel sends the close within 200 ms, and a close has no answer.
-	more := s.drv.polled && s.drv.clientNP.Buffered() > 0
 	for i := from; i >= 0; i-- {
 		be := servers[i]
 		sid, _, ok := be.StmtGet(id)
@@ -518,18 +509,8 @@ func (st *statement) closeOn(id uint32, from int) error {
 		pkt[0] = 5 // payload length; sequence 0
 		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
 		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
-		if s.drv.polled {
-			rest, owned, raw := be.TryRequest(pkt[:], more)
-			if rest == nil {
-				continue
-			}
-			w := &st.then
-			w.unsent, w.partial, w.unsentChunk = rest, raw, owned
-			w.closeID, w.closeAt = id, i
-			return errCloseRest
-		}
-		if err := be.WriteRequest(pkt[:], true, true); err != nil {
-			s.side.dropBroken(be)
+		if err := st.pace().closeOn(st, be, pkt[:], id, i); err != nil {
+			return err
 		}
 	}
 	return nil

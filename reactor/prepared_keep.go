@@ -149,12 +149,11 @@ func (t *stmtTable) keep(id uint32, p *prepared, limit int64) (evict uint32, kep
 // reuseKept answers the client's COM_STMT_PREPARE of n bytes with the
 // kept statement at index i of the kept list: the statement is the
 // client's again under its id, and its answer goes to the client with the
-// session's current status. On the poller the request is still in the
-// client buffer; off it, it was read.
-func (st *statement) reuseKept(n, i int, start time.Time) error {
+// session's current status. The request is still in the
+// client buffer when inBuffer (it is taken out now); else it was read.
+func (st *statement) reuseKept(n, i int, inBuffer bool, start time.Time) error {
 	s := st.s
-	polled := s.drv.polled
-	if polled {
+	if inBuffer {
 		if err := s.client.skipPacket(n); err != nil {
 			return err
 		}
@@ -172,21 +171,7 @@ func (st *statement) reuseKept(n, i int, start time.Time) error {
 	s.srv.metrics.preparesReused.Inc()
 	s.countOut(len(answer))
 	s.countStatement(k.p.kind, false, start)
-	if polled {
-		w, err := s.drv.clientNP.TryWrite(answer)
-		if err != nil {
-			return quit(QuitClientNetwork, err)
-		}
-		if w < len(answer) {
-			st.then.reply = answer[w:]
-			return errReplyRest
-		}
-		return nil
-	}
-	if err := s.client.io.Write(answer); err != nil {
-		return quit(QuitClientNetwork, err)
-	}
-	return wrapClient(s.client.io.Flush())
+	return st.pace().reply(st, answer)
 }
 
 // errReplyRest stops a command on the poller whose answer obgate wrote

@@ -59,9 +59,7 @@ func (st *statement) relayBegin(cmd mysqlproto.Command) {
 	if d := s.side.answerTimeout(); d > 0 {
 		// The answer is due d after the request went out.
 		_ = be.NetConn.SetReadDeadline(sentAt.Add(d))
-		if s.drv.polled {
-			s.drv.armAnswerTimer(d) // nobody reads with the deadline on the poller
-		}
+		st.pace().answerDue(st, d)
 	}
 	// A view of the server connection's buffer when nothing rewrites the
 	// answer in place (mysql routing mode), else a chunk. A prepare's

@@ -14,6 +14,9 @@ import (
 // except when the server session of an open transaction is gone.
 func (st *statement) refuse(n int, err error) error {
 	s := st.s
+	if waitErr := st.pace().mayWait(); waitErr != nil {
+		return waitErr // the command is served again where it may wait, and meets err there
+	}
 	if skipErr := s.client.skipPacket(n); skipErr != nil {
 		return skipErr
 	}
