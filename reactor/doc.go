@@ -29,10 +29,12 @@
 //	              poller, and which sends, awaits and replies in its own
 //	              way; the driver then serves the command again on a
 //	              goroutine
-//	serverSide    what a routing mode does with servers (side.go): the
-//	              login, choosing and syncing a statement's server session,
-//	              learning from answers, failure handling, KILL, the
-//	              hand-over's records. obSession (ob_*.go) routes among
+//	serverSide    what a routing mode does with servers (side.go), in
+//	              six role interfaces: identity (the login), commands,
+//	              answers (what they teach and hold), servers (choosing
+//	              and syncing a statement's server session, failures),
+//	              events (KILL, broken transactions, servers that closed)
+//	              and the hand-over's records. obSession (ob_*.go) routes among
 //	              many server sessions per client; mysqlSide (mysql_*.go)
 //	              keeps one, and moves it. Both keep them in the
 //	              session's backend.Set
