@@ -14,8 +14,8 @@ import "errors"
 var errClientLeft = quit(QuitClientNetwork, errors.New("client hung up during the command"))
 
 // clientLeft reports whether the client hung up while the command in
-// progress had an owner (driver.clientGone). Any goroutine may call it.
-func (s *Session) clientLeft() bool { return s.drv.clientGone.Load() }
+// progress had an owner (clientGone). Any goroutine may call it.
+func (d *driver) clientLeft() bool { return d.clientGone.Load() }
 
 // leftDuringCommand is what a server failure err becomes when the client
 // hung up meanwhile: the session ends for the client's reason.

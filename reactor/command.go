@@ -32,7 +32,7 @@ func (s *Session) serveCommand() error {
 	if s.st != nil {
 		s.st.releaseKept() // a command that ended early may still hold its request
 	}
-	s.takeStatement()
+	s.drv.takeStatement()
 	hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 	if err != nil {
 		return quit(QuitClientNetwork, err)
@@ -232,7 +232,7 @@ func (st *statement) afterResponse(cmd mysqlproto.Command, failed bool) {
 	case mysqlproto.ComQuery, mysqlproto.ComStmtExecute:
 		if !inTrans && !failed {
 			s.activity.transCount.Add(1)
-			s.countTransaction()
+			s.series.of(s.srv.metrics, s.published.db).countTransaction()
 		}
 	case mysqlproto.ComInitDB:
 		if !failed {

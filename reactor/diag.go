@@ -208,7 +208,7 @@ func (s *Session) diagSessionEnded() {
 	attrs = append(attrs, slog.String("reason", reason))
 	if tev != "" {
 		attrs = append(attrs, slog.String("timeout_event", tev))
-		if t := s.timeoutFor(c.reason); t > 0 {
+		if t := reasonLimit(c.reason, time.Duration(s.activity.waitTimeout.Load()), s.srv.cfg.Load()); t > 0 {
 			attrs = append(attrs, slog.Int64("timeout_us", t.Microseconds()))
 		}
 	}
@@ -226,15 +226,16 @@ func (s *Session) diagSessionEnded() {
 	srv.diagWrite(event, trace, side, attrs)
 }
 
-// timeoutFor is the limit a timeout reason enforced.
-func (s *Session) timeoutFor(reason string) time.Duration {
+// reasonLimit is the limit a timeout reason enforced, for a session
+// whose wait_timeout is waitTimeout.
+func reasonLimit(reason string, waitTimeout time.Duration, cfg *config.Config) time.Duration {
 	switch reason {
 	case reasonWaitTimeout:
-		return time.Duration(s.activity.waitTimeout.Load())
+		return waitTimeout
 	case reasonInactivity:
-		return s.srv.cfg.Load().DefaultInactivityTimeout
+		return cfg.DefaultInactivityTimeout
 	case "":
-		return s.srv.cfg.Load().ClientHandshakeTimeout
+		return cfg.ClientHandshakeTimeout
 	}
 	return 0
 }

@@ -94,7 +94,7 @@ func (srv *Server) AddUnendingSession() (id uint32, end func()) {
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	srv.clients.Add(1)
-	return s.id, s.teardown
+	return s.id, s.drv.teardown
 }
 
 // DescribeSessions says where each session on the server's books stands

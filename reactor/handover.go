@@ -91,15 +91,17 @@ var errAdoptionPanicked = errors.New("adopting the session failed on an internal
 // handoverKind reports whether the session is of a kind that moves in a
 // hand-over (see above); its owner calls it, or another goroutine that
 // saw it idle (what it reads is written during the login).
-func (s *Session) handoverKind() bool {
-	return !s.admin && s.drv.hooked.Load() && !s.lifecycle.handoverFailed.Load() && s.lifecycle.loggedIn.Load() && s.client.obCaps == 0
+func (d *driver) handoverKind() bool {
+	s := d.s
+	return !s.admin && d.hooked.Load() && !s.lifecycle.handoverFailed.Load() && s.lifecycle.loggedIn.Load() && s.client.obCaps == 0
 }
 
 // handoverReady reports whether the session may move now; its owner
 // calls it.
-func (s *Session) handoverReady() bool {
-	if !s.handoverKind() || s.activity.inTrans.Load() || s.txnBroken || s.lifecycle.closeReq.Load() != closeNone ||
-		(s.st != nil && s.st.kept != nil) || s.drv.clientNP.Bound() == nil || s.drv.clientNP.Buffered() != 0 {
+func (d *driver) handoverReady() bool {
+	s := d.s
+	if !d.handoverKind() || s.activity.inTrans.Load() || s.txnBroken || s.lifecycle.closeReq.Load() != closeNone ||
+		(s.st != nil && s.st.kept != nil) || d.clientNP.Bound() == nil || d.clientNP.Buffered() != 0 {
 		return false
 	}
 	return s.side.handoverReady()
@@ -109,12 +111,13 @@ func (s *Session) handoverReady() bool {
 // the session would become idle: it reports whether the session was
 // taken for one (it then stays in StateCommand, owned by a pooled
 // goroutine that moves it).
-func (s *Session) handOverAtIdle() bool {
+func (d *driver) handOverAtIdle() bool {
+	s := d.s
 	h := s.srv.handover.Load()
-	if h == nil || !s.handoverReady() {
+	if h == nil || !d.handoverReady() {
 		return false
 	}
-	connio.Tasks.Run(nil, func() { s.handOverOwned(h) })
+	connio.Tasks.Run(nil, func() { d.handOverOwned(h) })
 	return true
 }
 
@@ -124,13 +127,14 @@ func (s *Session) handOverAtIdle() bool {
 // transaction is open). A session that cannot move now for another
 // reason (its server connection runs TLS or is gone, it is pinned) is
 // left to closeIfQuiet. Any goroutine.
-func (s *Session) handOverIfIdle(link *handover.Link) bool {
+func (d *driver) handOverIfIdle(link *handover.Link) bool {
+	s := d.s
 	if s.State() != StateIdle {
 		return true // closeIfQuiet would do nothing either
 	}
 	// What handoverKind reads was written before the session first
 	// became idle.
-	if !s.handoverKind() {
+	if !d.handoverKind() {
 		return false
 	}
 	if s.activity.inTrans.Load() {
@@ -139,37 +143,38 @@ func (s *Session) handOverIfIdle(link *handover.Link) bool {
 	if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		return true
 	}
-	if !s.handoverReady() {
+	if !d.handoverReady() {
 		// Bytes of a next command are served first (the session is busy
 		// then, and closeIfQuiet leaves it alone).
-		s.resumeAfterHandover()
+		d.resumeAfterHandover()
 		return false
 	}
-	s.handOverOwned(link)
+	d.handOverOwned(link)
 	return true
 }
 
 // handOverOwned moves the session, which the calling goroutine owns
 // (StateCommand, no command running).
-func (s *Session) handOverOwned(link *handover.Link) {
-	defer s.containPanic(panicHandover)
-	err := s.sendTo(link)
+func (d *driver) handOverOwned(link *handover.Link) {
+	s := d.s
+	defer d.containPanic(panicHandover)
+	err := d.sendTo(link)
 	switch {
 	case err == nil:
 		s.srv.metrics.handoverSent.Inc()
 		s.lifecycle.noteEnd(QuitShutdown, nil, "handed_over")
 		s.srv.log.Debug("session handed over to the new process", "session", s.id)
-		s.drv.endTransport()
+		d.endTransport()
 	case errors.Is(err, errHandoverNotNow):
-		s.resumeAfterHandover()
+		d.resumeAfterHandover()
 	case errors.Is(err, handover.ErrRefused):
 		s.lifecycle.handoverFailed.Store(true)
 		s.srv.log.Warn("hot upgrade: session not handed over; it drains here", "session", s.id, "err", err)
-		s.resumeAfterHandover()
+		d.resumeAfterHandover()
 	default:
 		s.srv.log.Warn("hot upgrade: hand-over of a session failed; closing it here", "session", s.id, "err", err)
 		s.lifecycle.noteEnd(QuitShutdown, err, "handover_failed")
-		s.drv.endTransport()
+		d.endTransport()
 	}
 }
 
@@ -181,8 +186,9 @@ var errHandoverNotNow = errors.New("session not at an idle point")
 // sendTo offers the session on link. The connections that move are
 // frozen for the offer and thawed again unless it was taken; the
 // session's owner calls it.
-func (s *Session) sendTo(link *handover.Link) error {
-	client := s.drv.clientNP
+func (d *driver) sendTo(link *handover.Link) error {
+	s := d.s
+	client := d.clientNP
 	if !client.Bound().Freeze() {
 		return errHandoverNotNow
 	}
@@ -215,13 +221,13 @@ func (s *Session) sendTo(link *handover.Link) error {
 // resumeAfterHandover makes a session its owner took for a hand-over that
 // did not happen idle again, as afterCommand would have, and serves what
 // the client sent meanwhile.
-func (s *Session) resumeAfterHandover() {
-	d := &s.drv
+func (d *driver) resumeAfterHandover() {
+	s := d.s
 	if d.closeDue() {
 		d.endTransport()
 		return
 	}
-	s.giveBackStatement()
+	d.giveBackStatement()
 	s.lifecycle.state.Store(int32(StateIdle))
 	if d.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 		d.endTransport()
@@ -367,7 +373,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	srv.wg.Add(1)
 	go func() {
 		defer srv.wg.Done()
-		defer s.containPanic(panicLogin)
+		defer s.drv.containPanic(panicLogin)
 		s.drv.serveTransport()
 	}()
 	return nil

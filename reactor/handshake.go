@@ -47,7 +47,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	srv.active.Add(1)
 	srv.sessions.Store(s.id, s)
 	count := srv.clients.Add(1)
-	defer s.containPanic(panicLogin)
+	defer s.drv.containPanic(panicLogin)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		connio.TuneClientConn(tc, srv.cfg.Load())
 	}
@@ -56,7 +56,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	if err != nil {
 		srv.metrics.newClientFail.Inc()
 		s.logQuit(err)
-		s.teardown()
+		s.drv.teardown()
 		return
 	}
 	srv.metrics.newClientOK.Inc()

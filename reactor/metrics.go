@@ -255,9 +255,8 @@ func (m *reactorMetrics) quit(src QuitSource) {
 	}
 }
 
-// countTransaction counts a finished transaction of the session.
-func (s *Session) countTransaction() {
-	tm := s.series.of(s.srv.metrics, s.published.db)
+// countTransaction counts a finished transaction.
+func (tm *tenantMetrics) countTransaction() {
 	if c := tm.transactions.Counter(); c != nil {
 		c.Inc()
 	} else if c := tm.g.Create(&tm.transactions, false, metrics.TransactionTotal); c != nil {
@@ -304,7 +303,7 @@ func (m *reactorMetrics) partitionHit(hit bool) {
 
 // countEntry counts the table-entry lookup of a statement routed by
 // table (odp_entry_total, an extra family).
-func (s *Session) countEntry(found, located bool) {
+func (tm *tenantMetrics) countEntry(found, located bool) {
 	h, r := 0, 0
 	if found {
 		h = 1
@@ -312,7 +311,6 @@ func (s *Session) countEntry(found, located bool) {
 	if located {
 		r = 1
 	}
-	tm := s.series.of(s.srv.metrics, s.published.db)
 	sl := &tm.entries[h][r]
 	if c := sl.Counter(); c != nil {
 		c.Inc()

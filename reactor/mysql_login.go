@@ -55,7 +55,7 @@ func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	be, sh, spio, dberr := srv.dialFirst(ctx, serverAddrs(cfg))
 	if be == nil {
 		if backend.IsFDExhausted(dberr) {
-			return s.refuseNoFD(cpio, dberr)
+			return s.srv.refuseNoFD(cpio, dberr)
 		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "no server available: %v", dberr).AppendPacket(nil))
 		return quit(QuitNoServer, dberr)

@@ -177,7 +177,7 @@ func (m *mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 // is sent again; any other session gets an ERR and ends.
 func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
-	if s.clientLeft() {
+	if s.drv.clientLeft() {
 		return leftDuringCommand(err)
 	}
 	if m.movableOutsideTxn() && !s.servers.Current().Closed.Load() && s.srv.serverAnswers(s.servers.Current().Addr) {

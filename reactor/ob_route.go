@@ -99,7 +99,7 @@ func (o *obSession) notePlan(rt *route.Route, addr string) {
 	leader, ok := rt.Tablet.Leader()
 	r.toLeader = ok && leader == addr
 	if r.facts != nil && r.facts.NumTables > 0 && !rt.Bound && s.cfg.EnablePartitionTableRoute {
-		s.countEntry(rt.Entry != nil, rt.Tablet != nil)
+		s.series.of(s.srv.metrics, s.published.db).countEntry(rt.Entry != nil, rt.Tablet != nil)
 	}
 }
 

@@ -133,7 +133,7 @@ func (o *obSession) refusedWrite(p []byte, err error) error {
 
 func (o *obSession) brokeBeforeAnswer(err error) error {
 	s := o.s
-	if s.clientLeft() {
+	if s.drv.clientLeft() {
 		return leftDuringCommand(err)
 	}
 	if s.cfg.ServerBreakAction == "disconnect" {

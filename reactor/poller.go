@@ -182,7 +182,7 @@ var (
 // connection.
 func (d *driver) onClientInput() {
 	s := d.s
-	defer s.containPanic(panicPoller)
+	defer d.containPanic(panicPoller)
 	if s.State() == StateIdle {
 		d.servePolled()
 	}
@@ -191,8 +191,7 @@ func (d *driver) onClientInput() {
 // ServerInput runs on the poller after each read of one of the
 // session's server connections.
 func (d *driver) ServerInput() {
-	s := d.s
-	defer s.containPanic(panicPoller)
+	defer d.containPanic(panicPoller)
 	if d.poll.Load() == pollAwaiting && d.stepPolled() {
 		d.servePolled()
 	}
@@ -251,7 +250,7 @@ func (d *driver) runPolled() bool {
 	s := d.s
 	d.kicked.Store(false)
 	d.polled = true
-	err := s.serveCommandContained()
+	err := d.serveCommandContained()
 	d.polled = false
 	switch err {
 	case errWouldWait:
@@ -266,7 +265,7 @@ func (d *driver) runPolled() bool {
 		}
 		polledFinished.Add(1)
 		s.srv.metrics.polledFinished.Inc()
-		return s.afterCommand(nil)
+		return d.afterCommand(nil)
 	case errCloseRest:
 		d.handOff(resumeClose)
 		return false
@@ -292,7 +291,7 @@ func (d *driver) runPolled() bool {
 // connection without OnRequest only when asked to).
 func (d *driver) closeDue() bool {
 	s := d.s
-	return s.shouldClose() || s.side.closedIdle() || d.clientClosed.Load() ||
+	return d.shouldClose() || s.side.closedIdle() || d.clientClosed.Load() ||
 		(d.hooked.Load() && !d.clientNP.Conn().IsActive())
 }
 
@@ -374,7 +373,7 @@ func (d *driver) stepPolled() bool {
 	}
 	polledFinished.Add(1)
 	s.srv.metrics.polledFinished.Inc()
-	return s.afterCommand(nil)
+	return d.afterCommand(nil)
 }
 
 // kickPolled moves the command awaiting its answer on the poller, if
@@ -440,28 +439,28 @@ func (d *driver) handOffEnd(err error) {
 // handed over, from where it stopped, then the commands that follow.
 func (d *driver) resumeOffPoller() {
 	s := d.s
-	defer s.containPanic(panicNetpollRequest)
+	defer d.containPanic(panicNetpollRequest)
 	st := s.st
 	w := &st.then
 	var err error
 	switch w.resume {
 	case resumeCommand:
-		err = s.serveCommandContained()
+		err = d.serveCommandContained()
 	case resumeEnd:
 		err = w.err
 	case resumeClose:
-		err = s.containCommand(st.finishClose)
+		err = d.containCommand(st.finishClose)
 	case resumeReply:
-		err = s.containCommand(st.finishReply)
+		err = d.containCommand(st.finishReply)
 	case resumePrepare:
 		st.finishPrepare()
-		if s.clientLeft() {
+		if d.clientLeft() {
 			err = errClientLeft // nobody waits for the execute's answer
 			break
 		}
-		err = s.serveCommandContained()
+		err = d.serveCommandContained()
 	default:
-		err = s.containCommand(st.resumeAnswer)
+		err = d.containCommand(st.resumeAnswer)
 	}
 	d.serveOffPoller(err)
 }
@@ -495,7 +494,7 @@ func (d *driver) serveOffPoller(err error) {
 	s := d.s
 	for {
 		more := err == nil && s.client.io.Buffered() > 0 // read while it owns the session
-		if !s.afterCommand(err) {
+		if !d.afterCommand(err) {
 			return
 		}
 		// afterCommand stored StateIdle before this looks at the input;
@@ -508,7 +507,7 @@ func (d *driver) serveOffPoller(err error) {
 			return
 		}
 		followedOffPoller.Add(1)
-		err = s.serveCommandContained()
+		err = d.serveCommandContained()
 	}
 }
 

@@ -188,7 +188,7 @@ func (st *statement) endPolledPrepare(err error) {
 	be := p.be
 	var se *mysqlproto.SQLError
 	if err != nil && !errors.As(err, &se) && !errors.Is(err, errPrepareMismatch) {
-		if !st.s.clientLeft() { // else obgate cut the answer short itself
+		if !st.s.drv.clientLeft() { // else obgate cut the answer short itself
 			st.s.srv.log.Warn("server session out of step after a prepare", "session", st.s.id, "server", be.Addr, "err", err)
 		}
 		be.Close()

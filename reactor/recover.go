@@ -105,13 +105,15 @@ func (srv *Server) guarded(site panicSite, sessID uint32, f func()) {
 // goroutine and turns a panic in it into an error that ends the session:
 // afterCommand then sends the client ERR 1105 and closes the connection,
 // and the transport tears the session down as after any other fatal error.
-func (s *Session) serveCommandContained() error {
-	return s.containCommand(s.serveCommand)
+func (d *driver) serveCommandContained() error {
+	s := d.s
+	return d.containCommand(s.serveCommand)
 }
 
 // containCommand runs f, a command's work, so that a panic in it ends the
 // session with ERR 1105 rather than the process.
-func (s *Session) containCommand(f func() error) (err error) {
+func (d *driver) containCommand(f func() error) (err error) {
+	s := d.s
 	defer func() {
 		if v := recover(); v != nil {
 			s.srv.caughtPanic(panicCommand, s.id, v)
@@ -127,7 +129,8 @@ func (s *Session) containCommand(f func() error) (err error) {
 // stays blocked on them, and, when site's goroutine owns the session,
 // tears it down; each of these steps is guarded. It must be the deferred
 // function itself: recover only works there.
-func (s *Session) containPanic(site panicSite) {
+func (d *driver) containPanic(site panicSite) {
+	s := d.s
 	v := recover()
 	if v == nil {
 		return
@@ -139,9 +142,9 @@ func (s *Session) containPanic(site panicSite) {
 		s.lifecycle.state.Store(int32(StateClosing))
 		srv.metrics.quit(QuitPanic)
 	}
-	srv.guarded(site, s.id, s.interrupt)
+	srv.guarded(site, s.id, s.drv.interrupt)
 	if owner {
-		srv.guarded(site, s.id, s.teardown)
+		srv.guarded(site, s.id, s.drv.teardown)
 	}
 }
 

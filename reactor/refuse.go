@@ -46,9 +46,9 @@ func (srv *Server) refuseAtGreeting(conn net.Conn, acceptErr error) {
 // refuseNoFD refuses a login whose server connection could not be opened
 // because descriptors ran out (dialErr): ERR 1040 after the client's
 // login, then the session ends. It runs on the login goroutine.
-func (s *Session) refuseNoFD(cpio *mysqlproto.PacketIO, dialErr error) error {
+func (srv *Server) refuseNoFD(cpio *mysqlproto.PacketIO, dialErr error) error {
 	_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERConCountError, tooManyConnections).AppendPacket(nil))
-	s.srv.countRefusal(dialErr)
+	srv.countRefusal(dialErr)
 	return quit(QuitLimit, dialErr)
 }
 

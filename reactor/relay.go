@@ -100,7 +100,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 	serverFail := func(err error) error {
-		if s.clientLeft() {
+		if s.drv.clientLeft() {
 			return leftDuringCommand(err)
 		}
 		if r.written == 0 {

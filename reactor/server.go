@@ -319,7 +319,7 @@ func (srv *Server) Shutdown(ctx context.Context) error {
 func (srv *Server) drainLook() {
 	h := srv.handover.Load()
 	srv.eachSession(func(s *Session) {
-		if h != nil && s.handOverIfIdle(h) {
+		if h != nil && s.drv.handOverIfIdle(h) {
 			return
 		}
 		s.closeIfQuiet(drainQuiet)

@@ -195,27 +195,18 @@ func (s *Session) Info() SessionInfo {
 	if c := s.activity.curCmd.Load(); c >= 0 {
 		info.Command = mysqlproto.Command(c).String()
 	}
-	if t, ok := s.transport(); ok {
-		info.Transport = t
-		info.TLS = strings.HasPrefix(t, "tls")
+	// The transport's name is fixed once the session is idle.
+	if info.State == StateIdle || info.State == StateCommand {
+		if t, ok := s.client.transportName.Load().(string); ok {
+			info.Transport = t
+			info.TLS = strings.HasPrefix(t, "tls")
+		}
 	}
 	info.InTrans = s.activity.inTrans.Load()
 	info.TransCount = s.activity.transCount.Load()
 	info.StmtCount = s.activity.stmtCount.Load()
 	info.LastActive = time.Unix(0, s.activity.lastActive.Load())
 	return info
-}
-
-// transport names the client transport; safe from any goroutine because
-// the transport string is fixed once the session is idle.
-func (s *Session) transport() (string, bool) {
-	switch s.State() {
-	case StateIdle, StateCommand:
-		if tr, ok := s.client.transportName.Load().(string); ok {
-			return tr, true
-		}
-	}
-	return "", false
 }
 
 func (s *Session) setDB(db string) {
@@ -267,7 +258,7 @@ func (s *Session) requestClose(level uint32) {
 		}
 	}
 	// closeNow on a handshake or a running command: break its I/O.
-	s.interrupt()
+	s.drv.interrupt()
 }
 
 // drainQuiet is how long a session must have been idle, outside a
@@ -291,7 +282,7 @@ func (s *Session) closeIfQuiet(quiet time.Duration) {
 	}
 	if s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
 		s.lifecycle.closeReq.Store(closeWhenIdle)
-		s.sayShutdown()
+		s.drv.sayShutdown()
 		s.client.closeTransport()
 	}
 }
@@ -312,11 +303,12 @@ var shutdownGoodbye = func() []byte {
 // sessions and a client whose socket buffer is full get only the close.
 // The caller moved the session from StateIdle to StateClosing, so no
 // command writes meanwhile.
-func (s *Session) sayShutdown() {
+func (d *driver) sayShutdown() {
+	s := d.s
 	if s.client.ob20Client != nil || s.admin {
 		return
 	}
-	if d := &s.drv; d.hooked.Load() {
+	if d := d; d.hooked.Load() {
 		_, _ = d.clientNP.TryWrite(shutdownGoodbye)
 		return
 	}
@@ -330,11 +322,12 @@ func (s *Session) sayShutdown() {
 
 // interrupt closes the session's connections so that whatever its owner
 // is blocked on fails. The owner then tears the session down.
-func (s *Session) interrupt() {
+func (d *driver) interrupt() {
+	s := d.s
 	if be := s.servers.Shared(); be != nil {
 		be.Close()
 	}
-	s.drv.breakTransport()
+	d.breakTransport()
 }
 
 // breakTransport makes the owner's use of the client connection fail. A

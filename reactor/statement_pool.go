@@ -20,7 +20,8 @@ func newStatement(s *Session) *statement {
 // the one the session holds (a command that follows on the same owner
 // without an idle point), or one from the pool. The command's owner
 // calls it.
-func (s *Session) takeStatement() {
+func (d *driver) takeStatement() {
+	s := d.s
 	if s.st == nil {
 		s.st = newStatement(s)
 		return
@@ -31,7 +32,8 @@ func (s *Session) takeStatement() {
 // giveBackStatement returns the session's statement value to the pool
 // before the session becomes idle (or ends); whoever owns the session
 // calls it, and nothing reads s.st until the next command takes one.
-func (s *Session) giveBackStatement() {
+func (d *driver) giveBackStatement() {
+	s := d.s
 	st := s.st
 	if st == nil {
 		return

@@ -32,14 +32,14 @@ func (e *StuckSessionsError) Error() string {
 // stuckSessions describes the sessions still on the server's books.
 func (srv *Server) stuckSessions() *StuckSessionsError {
 	e := &StuckSessionsError{}
-	srv.eachSession(func(s *Session) { e.Sessions = append(e.Sessions, s.describeClose()) })
+	srv.eachSession(func(s *Session) { e.Sessions = append(e.Sessions, s.drv.describeClose()) })
 	return e
 }
 
 // describeClose says where a session stands on its way out: what a close
 // path waits for. Any goroutine; every field read is atomic or immutable.
-func (s *Session) describeClose() string {
-	d := &s.drv
+func (d *driver) describeClose() string {
+	s := d.s
 	transport, _ := s.client.transportName.Load().(string)
 	idle := time.Since(time.Unix(0, s.activity.lastActive.Load())).Round(time.Millisecond)
 	return fmt.Sprintf("session %d (client %s, transport %q): state %s, command %d, close request %d, "+

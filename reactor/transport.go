@@ -52,9 +52,9 @@ func (d *driver) serveTransport() {
 // ends, then tears it down.
 func (d *driver) runNetLoop() {
 	s := d.s
-	defer s.teardown()
-	defer s.containPanic(panicNetLoop)
-	s.giveBackStatement()
+	defer d.teardown()
+	defer d.containPanic(panicNetLoop)
+	d.giveBackStatement()
 	if !s.lifecycle.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		return
 	}
@@ -67,7 +67,7 @@ func (d *driver) runNetLoop() {
 		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return
 		}
-		if !s.afterCommand(s.serveCommandContained()) {
+		if !d.afterCommand(d.serveCommandContained()) {
 			return
 		}
 	}
@@ -114,7 +114,7 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 		d.hooked.Store(true) // after clientNP: breakTransport reads it from any goroutine
 		rb.SetOnInput(d.onClientInput)
 	}
-	s.giveBackStatement()
+	d.giveBackStatement()
 	if !s.lifecycle.state.CompareAndSwap(int32(StateHandshake), int32(StateIdle)) {
 		_ = conn.Close() // killed during the handshake
 		return nil
@@ -147,12 +147,12 @@ func (d *driver) attachNetpoll(tc *net.TCPConn) error {
 // when input arrives after it returned.
 func (d *driver) onRequest(_ context.Context, conn netpoll.Connection) error {
 	s := d.s
-	defer s.containPanic(panicNetpollRequest)
+	defer d.containPanic(panicNetpollRequest)
 	for {
 		if !s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateCommand)) {
 			return conn.Close()
 		}
-		if !s.afterCommand(s.serveCommandContained()) {
+		if !d.afterCommand(d.serveCommandContained()) {
 			return conn.Close()
 		}
 		if s.client.io.Buffered() == 0 {
@@ -167,7 +167,7 @@ func (d *driver) onRequest(_ context.Context, conn netpoll.Connection) error {
 // closes a socket.
 func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 	s := d.s
-	defer s.containPanic(panicNetpollDisconnect)
+	defer d.containPanic(panicNetpollDisconnect)
 	switch s.State() {
 	case StateCommand:
 		d.clientGone.Store(true) // before the close the owner may see
@@ -190,7 +190,7 @@ func (d *driver) onClientGone(context.Context, netpoll.Connection) {
 // side, never while onRequest runs.
 func (d *driver) onNetpollClose(netpoll.Connection) error {
 	s := d.s
-	defer s.containPanic(panicNetpollClose)
+	defer d.containPanic(panicNetpollClose)
 	if d.hooked.Load() && s.State() == StateCommand {
 		// A command has an owner, which tears the session down when it
 		// ends (afterCommand sees clientClosed).
@@ -200,7 +200,7 @@ func (d *driver) onNetpollClose(netpoll.Connection) error {
 			return nil
 		}
 	}
-	s.teardown()
+	d.teardown()
 	return nil
 }
 
@@ -208,7 +208,8 @@ func (d *driver) onNetpollClose(netpoll.Connection) error {
 // whether the session goes on, and moves it back to idle. It reports
 // whether the session continues; when it does not, the client connection
 // is closed and teardown follows from the transport.
-func (s *Session) afterCommand(err error) bool {
+func (d *driver) afterCommand(err error) bool {
+	s := d.s
 	if st := s.st; st != nil { // nil: the poller ended a command that never began
 		if st.kept != nil { // a command that ended before its answer did
 			st.releaseKept()
@@ -224,22 +225,22 @@ func (s *Session) afterCommand(err error) bool {
 			_ = s.writeError(se.reply)
 		}
 		s.logQuit(err)
-		s.drv.endTransport()
+		d.endTransport()
 		return false
 	}
-	if s.drv.closeDue() {
-		s.drv.endTransport()
+	if d.closeDue() {
+		d.endTransport()
 		return false
 	}
-	if s.srv.handover.Load() != nil && s.handOverAtIdle() {
+	if s.srv.handover.Load() != nil && d.handOverAtIdle() {
 		return false // a pooled goroutine owns the session now
 	}
-	s.giveBackStatement()
+	d.giveBackStatement()
 	s.lifecycle.state.Store(int32(StateIdle))
 	// A close requested while the command ran saw StateCommand and left it
 	// to us; look again now that the session is idle.
-	if s.drv.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
-		s.drv.endTransport()
+	if d.closeDue() && s.lifecycle.state.CompareAndSwap(int32(StateIdle), int32(StateClosing)) {
+		d.endTransport()
 		return false
 	}
 	return true
@@ -253,12 +254,13 @@ func (d *driver) endTransport() {
 	s.lifecycle.state.Store(int32(StateClosing))
 	s.client.closeTransport()
 	if d.clientClosed.Load() {
-		s.teardown()
+		d.teardown()
 	}
 }
 
 // shouldClose reports whether a requested close applies now.
-func (s *Session) shouldClose() bool {
+func (d *driver) shouldClose() bool {
+	s := d.s
 	switch s.lifecycle.closeReq.Load() {
 	case closeNow:
 		return true
@@ -273,23 +275,25 @@ func (s *Session) shouldClose() bool {
 // teardown releases everything the session holds. It runs exactly once,
 // on the goroutine that owns the session at its end; even if releasing
 // panics, the session leaves the server's books.
-func (s *Session) teardown() {
+func (d *driver) teardown() {
+	s := d.s
 	if !s.lifecycle.torndown.CompareAndSwap(false, true) {
 		return
 	}
-	defer s.unregister()
+	defer d.unregister()
 	s.lifecycle.state.Store(int32(StateClosing))
-	s.drv.stopAnswerTimer()
+	d.stopAnswerTimer()
 	s.diagSessionEnded()
 	s.servers.CloseAll()
 	s.client.closeTransport()
 	s.client.freeBuffers()
-	s.giveBackStatement()
+	d.giveBackStatement()
 }
 
 // unregister removes a torn-down session from the server's books; teardown
 // defers it.
-func (s *Session) unregister() {
+func (d *driver) unregister() {
+	s := d.s
 	s.srv.sessions.Delete(s.id)
 	s.srv.clients.Add(-1)
 	s.lifecycle.state.Store(int32(StateClosed))
