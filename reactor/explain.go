@@ -37,7 +37,7 @@ func (s *Session) ExplainRoute(stmt []byte) RouteExplanation {
 }
 
 // explain is ExplainRoute in OceanBase mode.
-func (ob *obSession) explain(stmt []byte) RouteExplanation {
+func (ob obIdentity) explain(stmt []byte) RouteExplanation {
 	var out RouteExplanation
 	own := append([]byte(nil), stmt...)
 	out.Facts = route.Lex(own)

@@ -11,6 +11,16 @@ import (
 	"obgate/route"
 )
 
+// mysqlEvents is mysql mode's part in what happens to a session from
+// outside a statement's relay (sideEvents): KILL, on this server or
+// another, and a server that closed the session's connection.
+type mysqlEvents struct{ *mysqlSide }
+
+// obEvents is OceanBase mode's part in what happens to a session from
+// outside a statement's relay (sideEvents): KILL, a broken transaction's
+// held BEGIN, a server that closed a server session.
+type obEvents struct{ *obSession }
+
 // killStmt is a parsed KILL [CONNECTION | QUERY] id.
 type killStmt struct {
 	query bool
@@ -84,7 +94,7 @@ func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) er
 // killSession is kill of another session in mysql routing mode: on the
 // same server the server decides, with its own id; on another one obgate
 // closes the target's connection if the user owns it.
-func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+func (m mysqlEvents) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
 	if tinfo.ServerAddr != s.servers.Current().Addr {
 		return m.killElsewhere(k, target, tinfo, start)
@@ -104,7 +114,7 @@ func (m *mysqlSide) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // another's session only with a privilege only the server knows. When
 // obgate cannot log the user in there (no known hash), the KILL is
 // refused.
-func (m *mysqlSide) killElsewhere(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+func (m mysqlEvents) killElsewhere(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
 	if m.move.resp == nil || m.move.stage1 == nil {
 		return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied,
@@ -153,7 +163,7 @@ func (st *statement) killTarget(id uint32) (*Session, bool) {
 // serverIDOwner: a MySQL server's thread ids are its own, so they are
 // looked up among the server sessions to the server this session uses
 // (the server a direct client would have asked).
-func (m *mysqlSide) serverIDOwner(id uint32) *Session {
+func (m mysqlEvents) serverIDOwner(id uint32) *Session {
 	if m.s.servers.Current() == nil {
 		return nil
 	}
@@ -162,7 +172,7 @@ func (m *mysqlSide) serverIDOwner(id uint32) *Session {
 
 // serverIDOwner: an OBServer session id is unique in its cluster, so it is
 // looked up on every server of the session's cluster.
-func (o *obSession) serverIDOwner(id uint32) *Session {
+func (o obEvents) serverIDOwner(id uint32) *Session {
 	return ownerSession(o.s.srv.servers.OwnerAnywhere(id, func(be *backend.Conn) bool {
 		s := ownerSession(be.Owner)
 		return s != nil && s.side.clusterOf() == o.cluster
@@ -187,12 +197,12 @@ func (st *statement) forwardKill(k killStmt, serverID uint32, start time.Time) e
 }
 
 // sendKill: the server's answer goes to the client as it is.
-func (m *mysqlSide) sendKill(_ killStmt, stmt []byte, start time.Time) error {
+func (m mysqlEvents) sendKill(_ killStmt, stmt []byte, start time.Time) error {
 	return m.s.st.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
 }
 
 // sendKill: obgate's own OK or the server's ERR (killOn).
-func (o *obSession) sendKill(k killStmt, stmt []byte, start time.Time) error {
+func (o obEvents) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	be := o.s.servers.Last()
 	if !be.Alive() {
 		o.dropBroken(be)
@@ -218,7 +228,7 @@ func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind ro
 // statement goes, with the server's connection id, to the target's server
 // through a server session of this client's (opened without the client if
 // needed), so the server checks privileges as it would for a direct KILL.
-func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
+func (o obEvents) killSession(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := o.s
 	me := s.Info()
 	if tinfo.Identity.Cluster != me.Identity.Cluster || tinfo.Identity.Tenant != me.Identity.Tenant {
@@ -263,7 +273,7 @@ func (o *obSession) killSession(k killStmt, target *Session, tinfo SessionInfo, 
 // server sessions that may not be its current one, as an internal command:
 // be's status and session state never become the client's (the client
 // gets obgate's own OK with its own status flags, or the server's ERR).
-func (o *obSession) killOn(be *backend.Conn, stmt []byte, start time.Time) error {
+func (o obEvents) killOn(be *backend.Conn, stmt []byte, start time.Time) error {
 	s := o.s
 	_, err := be.Command(stmt, s.st.commandOptions())
 	s.st.killFailed = err != nil

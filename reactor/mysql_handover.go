@@ -8,6 +8,10 @@ import (
 	"obgate/reactor/handover"
 )
 
+// mysqlHandover is mysql mode's part of the hand-over (sideHandover): the
+// server connection moves with the client.
+type mysqlHandover struct{ *mysqlSide }
+
 // mysql routing mode's part of a hot upgrade's hand-over (handover.go):
 // the server session moves with the client, descriptor and all, with what
 // obgate keeps to log the client in on another server.
@@ -15,7 +19,7 @@ import (
 // handoverReady reports whether the server session can move: a plain
 // netpoll connection, alive, with nothing unread, not closed on purpose
 // by its server.
-func (m *mysqlSide) handoverReady() bool {
+func (m mysqlHandover) handoverReady() bool {
 	be := m.s.servers.Current()
 	if be == nil || be.Lost() || be.TLS || be.Comp != nil || be.OB20 != nil || m.move.closedOnPurpose.Load() {
 		return false
@@ -27,7 +31,7 @@ func (m *mysqlSide) handoverReady() bool {
 // handoverFreeze stops reading the server connection for the offer and
 // returns its descriptor; ok is false when it could not be frozen or had
 // bytes unread, or its server is gone (then nothing stays frozen).
-func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
+func (m mysqlHandover) handoverFreeze() (fds []int, thaw func(), ok bool) {
 	be := m.s.servers.Current()
 	server := be.NetConn.(*backend.PolledConn)
 	if !server.Bound.Freeze() {
@@ -42,7 +46,7 @@ func (m *mysqlSide) handoverFreeze() (fds []int, thaw func(), ok bool) {
 
 // handoverRecord adds the server session, with the server's ids of the
 // client's open statements, and the move login.
-func (m *mysqlSide) handoverRecord(h *handover.State) {
+func (m mysqlHandover) handoverRecord(h *handover.State) {
 	s, be := m.s, m.s.servers.Current()
 	h.Mode = handover.ModeMySQL
 	sv := handover.Server{Addr: be.Addr, ThreadID: be.ThreadID, Status: uint16(be.Status), LastUsed: be.LastUsed.Load()}
@@ -61,7 +65,7 @@ func (m *mysqlSide) handoverRecord(h *handover.State) {
 
 // adoptRecord makes server, the handed-over server connection, the
 // session's server session, and keeps the move login when it reads.
-func (m *mysqlSide) adoptRecord(h *handover.State, server *backend.PolledConn) error {
+func (m mysqlHandover) adoptRecord(h *handover.State, server *backend.PolledConn) error {
 	if server == nil || len(h.Servers) != 1 {
 		return errors.New("a mysql-mode session comes with its one server session")
 	}

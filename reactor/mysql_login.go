@@ -17,6 +17,11 @@ import (
 	"obgate/route"
 )
 
+// mysqlLogin is mysql mode's login (sideIdentity): obgate's greeting
+// in the image of the servers', the client's login relayed to a server,
+// and the names the login gave.
+type mysqlLogin struct{ *mysqlSide }
+
 // mysqlHandshake logs a client in, mysql routing mode's way: obgate
 // greets the client itself, in the image of the servers' greeting (their
 // version and capabilities, a scramble of its own), and dials a server
@@ -27,7 +32,7 @@ import (
 // token asked again for the server's scramble (an auth switch: one more
 // round trip per login with a password). Administrator logins and
 // refused connections never reach a server.
-func (m *mysqlSide) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
+func (m mysqlLogin) mysqlHandshake(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	s := m.s
 	srv := s.srv
 	srv.learnGreetingOnce()
@@ -93,7 +98,7 @@ func mysqlIdentity(name string) route.Identity {
 // greeting builds the handshake obgate sends the client: the image of the
 // servers' greeting sh (nil while none is known) with obgate's connection
 // id, capabilities and a scramble of this session's own.
-func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlproto.Handshake {
+func (m mysqlLogin) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysqlproto.Handshake {
 	s := m.s
 	var g mysqlproto.Handshake
 	if sh != nil {
@@ -123,7 +128,7 @@ func (m *mysqlSide) greeting(sh *mysqlproto.Handshake, cfg *config.Config) *mysq
 // The client answered obgate's scramble, not the server's: a token is
 // asked again for the server's (switchToken). Each side keeps its own
 // sequence ids.
-func (m *mysqlSide) relayLogin(cpio, spio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, first []byte, resp *mysqlproto.HandshakeResponse) error {
+func (m mysqlLogin) relayLogin(cpio, spio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, first []byte, resp *mysqlproto.HandshakeResponse) error {
 	s := m.s
 	serverCaps := resp.Capability&mysqlproto.ProxyCapabilities | resp.Capability&mysqlproto.ClientMySQL
 	if lacking := s.caps & layoutCapabilities &^ sh.Capability; lacking != 0 {
@@ -225,7 +230,7 @@ const layoutCapabilities = mysqlproto.ClientProtocol41 | mysqlproto.ClientDeprec
 // and returns the login to send the server with that token. A client
 // that cannot switch plugins (no CLIENT_PLUGIN_AUTH, older than MySQL
 // 5.5) cannot log in with a password.
-func (m *mysqlSide) switchToken(cpio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
+func (m mysqlLogin) switchToken(cpio *mysqlproto.PacketIO, be *backend.Conn, sh *mysqlproto.Handshake, resp *mysqlproto.HandshakeResponse) (*mysqlproto.HandshakeResponse, error) {
 	s := m.s
 	if !resp.Capability.Has(mysqlproto.ClientPluginAuth) {
 		err := errors.New("the client cannot switch authentication plugins (no CLIENT_PLUGIN_AUTH)")

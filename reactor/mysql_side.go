@@ -19,7 +19,7 @@ type mysqlSide struct {
 }
 
 // login: mysqlHandshake.
-func (m *mysqlSide) login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
+func (m mysqlLogin) login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	return m.mysqlHandshake(ctx, count, cfg, deadline)
 }
 
@@ -56,20 +56,20 @@ func (m *mysqlSide) pollable() bool {
 // rewritesAnswers: answers are relayed as they are.
 func (m *mysqlSide) rewritesAnswers() bool { return false }
 
-func (m *mysqlSide) clusterOf() *route.Cluster { return nil }
+func (m mysqlLogin) clusterOf() *route.Cluster { return nil }
 
-func (m *mysqlSide) explain([]byte) RouteExplanation {
+func (m mysqlLogin) explain([]byte) RouteExplanation {
 	return RouteExplanation{Err: ErrNotOceanBase}
 }
 
-func (m *mysqlSide) txnBroke() {}
+func (m mysqlEvents) txnBroke() {}
 
 // chainTxn is never called: mysql mode forwards a broken transaction's
 // ROLLBACK AND CHAIN to its server (query).
-func (m *mysqlSide) chainTxn() {}
+func (m mysqlEvents) chainTxn() {}
 
 // diagNames: what the login name said.
-func (m *mysqlSide) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
+func (m mysqlLogin) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
 	return m.s.identity.Tenant, m.s.identity.Cluster, 0, false
 }
 
@@ -216,7 +216,7 @@ func (m *mysqlSide) holdsERR(uint16) bool { return false }
 // failed: the server is asked for a handshake, and if it gives one it
 // closed the connection on purpose (wait_timeout, KILL) and the idle
 // client is disconnected as above.
-func (m *mysqlSide) serverGone(be *backend.Conn) {
+func (m mysqlEvents) serverGone(be *backend.Conn) {
 	s := m.s
 	s.srv.log.Debug("server closed the session's connection", "session", s.id, "server", be.Addr)
 	if s.State() != StateIdle {
@@ -241,7 +241,7 @@ func (m *mysqlSide) serverGone(be *backend.Conn) {
 // may not move. It reads only what other goroutines publish atomically
 // (the current server session, whether the session may move), since a
 // command may already run when checkServerAfterLogin calls it.
-func (m *mysqlSide) closedIdle() bool {
+func (m mysqlEvents) closedIdle() bool {
 	be := m.s.servers.Shared()
 	return be != nil && be.Lost() && !m.move.canMove.Load()
 }

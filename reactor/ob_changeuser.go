@@ -11,6 +11,10 @@ import (
 	"obgate/route"
 )
 
+// obUserChange is OceanBase mode's COM_CHANGE_USER: the exchange with
+// the current server session, and what the session becomes after it.
+type obUserChange struct{ *obSession }
+
 // obChangeUser runs the client's COM_CHANGE_USER in OceanBase mode, as ODP
 // does. The user name is rewritten to user@tenant (a name that gives
 // another tenant or cluster is refused without reaching a server) and the
@@ -32,7 +36,7 @@ import (
 // others still carry the old state.
 //
 // Called by the goroutine running the session's command.
-func (o *obSession) obChangeUser(n int, start time.Time) error {
+func (o obUserChange) obChangeUser(n int, start time.Time) error {
 	s := o.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
@@ -88,7 +92,7 @@ func (o *obSession) obChangeUser(n int, start time.Time) error {
 // does not forward: another tenant or cluster than the session's (a
 // server session belongs to one tenant), obgate's own administrator, or
 // proxyro@sys from a client.
-func (o *obSession) changeUserRefusal(id route.Identity) *mysqlproto.SQLError {
+func (o obUserChange) changeUserRefusal(id route.Identity) *mysqlproto.SQLError {
 	s := o.s
 	switch {
 	case id.IsProxySys():
@@ -120,7 +124,7 @@ const maxChangeUserRounds = 8
 // The final OK is returned, not sent. token and plugin are the auth
 // response req carries. A returned error ends the client session; a
 // failed server session is reported in the result.
-func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byte, plugin string) (changeUserResult, error) {
+func (o obUserChange) changeUserExchange(be *backend.Conn, req []byte, token []byte, plugin string) (changeUserResult, error) {
 	s := o.s
 	res := changeUserResult{token: token, plugin: plugin}
 	out, _ := mysqlproto.AppendPacket(nil, 0, req)
@@ -192,7 +196,7 @@ func (o *obSession) changeUserExchange(be *backend.Conn, req []byte, token []byt
 
 // readAuthReply reads the client's answer to an auth round, header
 // included, and sets the sequence id of the next packet to the client.
-func (o *obSession) readAuthReply() ([]byte, error) {
+func (o obUserChange) readAuthReply() ([]byte, error) {
 	s := o.s
 	hdr, err := s.client.io.Peek(mysqlproto.HeaderLen)
 	if err != nil {
@@ -213,7 +217,7 @@ func (o *obSession) readAuthReply() ([]byte, error) {
 
 // changedUser makes the session the new user's after the server accepted
 // a COM_CHANGE_USER on be.
-func (o *obSession) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
+func (o obUserChange) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id route.Identity, res changeUserResult) {
 	s := o.s
 	login := *o.clientLogin
 	login.User = cu.User
@@ -246,7 +250,7 @@ func (o *obSession) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, id 
 
 // changeUserRefused resets the session after a COM_CHANGE_USER that did
 // not succeed on be (nil when it found no server session).
-func (o *obSession) changeUserRefused(be *backend.Conn) {
+func (o obUserChange) changeUserRefused(be *backend.Conn) {
 	s := o.s
 	if be != nil {
 		o.drop(be)

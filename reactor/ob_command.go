@@ -21,7 +21,7 @@ func (o *obSession) obCommand(cmd mysqlproto.Command, n int, body []byte, whole 
 		}
 		return true, s.writeOK(0, "")
 	case mysqlproto.ComChangeUser:
-		return true, o.obChangeUser(n, start)
+		return true, obUserChange{o}.obChangeUser(n, start)
 	case mysqlproto.ComSetOption:
 		return true, o.obSetOption(n, body, whole, start)
 	}

@@ -11,6 +11,10 @@ import (
 	"obgate/route"
 )
 
+// obHandover is OceanBase mode's part of the hand-over (sideHandover):
+// the records of the session's state and the adoption of them.
+type obHandover struct{ *obSession }
+
 // OceanBase mode's part of a hot upgrade's hand-over (handover.go): only
 // the client connection moves, with the login and the variables obgate
 // replays on every server session it opens; the new process opens its
@@ -20,7 +24,7 @@ import (
 // replay elsewhere: no pinned state, no SET TRANSACTION, no held BEGIN,
 // no server-side transaction, no prepared statement whose long data or
 // cursor lives on a server session.
-func (o *obSession) handoverReady() bool {
+func (o obHandover) handoverReady() bool {
 	if o.cluster == nil || o.pinned || o.trxSpecified || o.heldBegin != nil || o.serverInTrans() {
 		return false
 	}
@@ -33,18 +37,18 @@ func (o *obSession) handoverReady() bool {
 }
 
 // handoverFreeze has nothing to freeze: no server connection moves.
-func (o *obSession) handoverFreeze() (fds []int, thaw func(), ok bool) {
+func (o obHandover) handoverFreeze() (fds []int, thaw func(), ok bool) {
 	return nil, func() {}, true
 }
 
 // handoverRecord adds the login and variables.
-func (o *obSession) handoverRecord(h *handover.State) {
+func (o obHandover) handoverRecord(h *handover.State) {
 	h.Mode = handover.ModeOB
 	h.OB = o.handoverState()
 }
 
 // adoptRecord gives an adopted session the login and variables of h.
-func (o *obSession) adoptRecord(h *handover.State, server *backend.PolledConn) error {
+func (o obHandover) adoptRecord(h *handover.State, server *backend.PolledConn) error {
 	if server != nil {
 		server.Close()
 		return errors.New("an OceanBase-mode session comes without server sessions")
@@ -57,7 +61,7 @@ func (o *obSession) adoptRecord(h *handover.State, server *backend.PolledConn) e
 
 // handoverState is the OceanBase-mode part of the session's state; the
 // session's owner calls it.
-func (o *obSession) handoverState() *handover.OB {
+func (o obHandover) handoverState() *handover.OB {
 	s := o.s
 	v := &o.vars
 	multiStmt, multiStmtSet := v.MultiStatements()
@@ -83,7 +87,7 @@ func (o *obSession) handoverState() *handover.OB {
 // adoptOB gives an adopted OceanBase-mode session its login and
 // variables; its server sessions are opened when its statements need
 // them.
-func (o *obSession) adoptOB(h *handover.OB) error {
+func (o obHandover) adoptOB(h *handover.OB) error {
 	s := o.s
 	cluster, ok := s.srv.clusters.Get(h.Cluster)
 	if !ok {

@@ -15,6 +15,11 @@ import (
 	"obgate/route"
 )
 
+// obIdentity is OceanBase mode's login and the names it gives the session
+// (sideIdentity): the greeting, the client's login through the first
+// server session, and EXPLAIN ROUTE.
+type obIdentity struct{ *obSession }
+
 // obSession is the server side of an OceanBase-mode client session (its
 // serverSide, ob_side.go): the cluster and tenant it logged into, the login
 // kept for new server sessions, the server sessions it holds (at most one
@@ -61,7 +66,7 @@ type obSession struct {
 
 // obGreeting is the handshake obgate sends in OceanBase mode: obgate's
 // own, as ODP's, with the fixed scramble unless enable_proxy_scramble.
-func (o *obSession) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
+func (o obIdentity) obGreeting(cfg *config.Config) *mysqlproto.Handshake {
 	s := o.s
 	g := ownGreeting(cfg, s.srv.GreetingVersion(cfg), obClientCapabilities)
 	g.ConnectionID = s.id
@@ -112,7 +117,7 @@ const obClientCapabilities = mysqlproto.ClientLongPassword | mysqlproto.ClientFo
 // forwarded to a server of the tenant (others tried on the login errors
 // ODP retries). The login is kept so that later server sessions log in
 // without the client.
-func (o *obSession) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
+func (o obIdentity) obHandshake(ctx context.Context, count int64, cfg *config.Config) error {
 	s := o.s
 	srv := s.srv
 	srv.awaitGreetingVersion(ctx, cfg)
@@ -256,7 +261,7 @@ func (s *Session) setIdentity(resp *mysqlproto.HandshakeResponse, id route.Ident
 // obFirstLogin opens the session's first server session with the client's
 // own login, trying the tenant's servers from a random start and moving on
 // for the login errors ODP retries elsewhere.
-func (o *obSession) obFirstLogin(ctx context.Context) ([]byte, error) {
+func (o obIdentity) obFirstLogin(ctx context.Context) ([]byte, error) {
 	s := o.s
 	if _, err := o.cluster.Ready(ctx); err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 // outside a transaction replaced by another.
 
 // login: obHandshake; the server sessions it opened close when it fails.
-func (o *obSession) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
+func (o obIdentity) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
 	err := o.obHandshake(ctx, count, cfg)
 	if err != nil {
 		o.s.servers.CloseAll()
@@ -45,18 +45,18 @@ func (o *obSession) rewritesAnswers() bool { return true }
 // ready (readyNow).
 func (o *obSession) pollable() bool { return o.heldBegin == nil }
 
-func (o *obSession) clusterOf() *route.Cluster { return o.cluster }
+func (o obIdentity) clusterOf() *route.Cluster { return o.cluster }
 
 // txnBroke: a held BEGIN goes with the transaction.
-func (o *obSession) txnBroke() { o.heldBegin, o.begunWith = nil, nil }
+func (o obEvents) txnBroke() { o.heldBegin, o.begunWith = nil, nil }
 
 // chainTxn holds a BEGIN for the next statement, as after a client's
 // START TRANSACTION.
-func (o *obSession) chainTxn() { o.heldBegin = []byte("START TRANSACTION") }
+func (o obEvents) chainTxn() { o.heldBegin = []byte("START TRANSACTION") }
 
 // diagNames: the tenant and cluster the login resolved, and the proxy
 // session id.
-func (o *obSession) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
+func (o obIdentity) diagNames() (tenant, cluster string, proxySessID uint64, hasID bool) {
 	cluster = o.s.identity.Cluster
 	if o.cluster != nil {
 		cluster = o.cluster.Name()
@@ -159,7 +159,7 @@ func (o *obSession) replacement() (*backend.Conn, error) {
 
 // serverGone: the next statement simply goes to another server session
 // (flash-break avoidance).
-func (o *obSession) serverGone(*backend.Conn) {}
+func (o obEvents) serverGone(*backend.Conn) {}
 
 // closedIdle: never; a lost server session is replaced.
-func (o *obSession) closedIdle() bool { return false }
+func (o obEvents) closedIdle() bool { return false }
