@@ -273,7 +273,7 @@ func (st *statement) serveLocally(n int, body []byte, whole bool, f *route.Facts
 		}
 	}
 	if info.Kind == route.StmtKill {
-		return st.handleKill(n, f, start)
+		return killRun{st}.handleKill(n, f, start)
 	}
 	return false, nil
 }

@@ -87,19 +87,19 @@ func serveProcessKill(s *Session, _ mysqlproto.Command, n int, body []byte, whol
 	if !whole || len(body) < 4 {
 		return false, nil
 	}
-	return true, s.st.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
+	return true, killRun{s.st}.handleProcessKill(n, binary.LittleEndian.Uint32(body), start)
 }
 
 // servePrepare, serveStatement and serveStatementClose run the
 // prepared-statement commands (prepared.go).
 func servePrepare(s *Session, _ mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error) {
-	return true, s.st.prepareStatement(n, body, whole, start)
+	return true, preparedRun{s.st}.prepareStatement(n, body, whole, start)
 }
 
 func serveStatement(s *Session, cmd mysqlproto.Command, n int, body []byte, _ bool, start time.Time) (bool, error) {
-	return true, s.st.runStatement(cmd, n, body, start)
+	return true, preparedRun{s.st}.runStatement(cmd, n, body, start)
 }
 
 func serveStatementClose(s *Session, _ mysqlproto.Command, n int, body []byte, _ bool, _ time.Time) (bool, error) {
-	return true, s.st.closeStatement(n, body)
+	return true, preparedRun{s.st}.closeStatement(n, body)
 }

@@ -11,6 +11,11 @@ import (
 	"obgate/route"
 )
 
+// killRun is the statement as it runs a client's KILL: the target found
+// among obgate's sessions or by server connection id, and the KILL sent
+// where the target's statement runs.
+type killRun struct{ *statement }
+
 // mysqlEvents is mysql mode's part in what happens to a session from
 // outside a statement's relay (sideEvents): KILL, on this server or
 // another, and a server that closed the session's connection.
@@ -30,7 +35,7 @@ type killStmt struct {
 // handleKill runs KILL [CONNECTION | QUERY] id with MySQL's semantics
 // (see kill). It reports false when the statement is not a plain KILL
 // (KILL PROXYSESSION, KILL USER, ...), which goes elsewhere.
-func (st *statement) handleKill(n int, f *route.Facts, start time.Time) (bool, error) {
+func (st killRun) handleKill(n int, f *route.Facts, start time.Time) (bool, error) {
 	s := st.s
 	if !f.Kill.OK {
 		return false, nil
@@ -42,7 +47,7 @@ func (st *statement) handleKill(n int, f *route.Facts, start time.Time) (bool, e
 }
 
 // handleProcessKill runs the old COM_PROCESS_KILL command.
-func (st *statement) handleProcessKill(n int, id uint32, start time.Time) error {
+func (st killRun) handleProcessKill(n int, id uint32, start time.Time) error {
 	s := st.s
 	if err := s.client.skipPacket(n); err != nil {
 		return err
@@ -55,7 +60,7 @@ func (st *statement) handleProcessKill(n int, id uint32, start time.Time) error 
 // CONNECTION_ID() through an OceanBase server) or a server's connection id
 // (CONNECTION_ID() of a MySQL server). It resolves to exactly one session
 // or to none (ERR 1094), never to a session that merely has an equal id.
-func (st *statement) kill(k killStmt, start time.Time) error {
+func (st killRun) kill(k killStmt, start time.Time) error {
 	s := st.s
 	target, found := st.killTarget(k.id)
 	if !found {
@@ -85,7 +90,7 @@ func (st *statement) kill(k killStmt, start time.Time) error {
 }
 
 // answerKillError answers a KILL with e.
-func (st *statement) answerKillError(e *mysqlproto.SQLError, start time.Time) error {
+func (st killRun) answerKillError(e *mysqlproto.SQLError, start time.Time) error {
 	s := st.s
 	s.countStatement(route.StmtKill, true, start)
 	return s.writeError(e)
@@ -99,7 +104,7 @@ func (m mysqlEvents) killSession(k killStmt, target *Session, tinfo SessionInfo,
 	if tinfo.ServerAddr != s.servers.Current().Addr {
 		return m.killElsewhere(k, target, tinfo, start)
 	}
-	err := s.st.forwardKill(k, tinfo.ServerID, start)
+	err := killRun{s.st}.forwardKill(k, tinfo.ServerID, start)
 	if err == nil && !k.query && !s.scanner.IsErr() {
 		target.closeFor(closeNow, QuitKilled, "kill")
 	}
@@ -117,7 +122,7 @@ func (m mysqlEvents) killSession(k killStmt, target *Session, tinfo SessionInfo,
 func (m mysqlEvents) killElsewhere(k killStmt, target *Session, tinfo SessionInfo, start time.Time) error {
 	s := m.s
 	if m.move.resp == nil || m.move.stage1 == nil {
-		return s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied,
+		return killRun{s.st}.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERKillDenied,
 			"You are not owner of thread %d: it runs on server %s, where obgate cannot log you in to ask it (mysql_user_hashes)", k.id, tinfo.ServerAddr), start)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShortAsyncTaskTimeout)
@@ -138,15 +143,15 @@ func (m mysqlEvents) killElsewhere(k killStmt, target *Session, tinfo SessionInf
 		s.countStatement(route.StmtKill, false, start)
 		return s.writeOK(0, "")
 	case errors.As(err, &se):
-		return s.st.answerKillError(se, start)
+		return killRun{s.st}.answerKillError(se, start)
 	}
-	return s.st.answerKillError(lostServer(tinfo.ServerAddr), start)
+	return killRun{s.st}.answerKillError(lostServer(tinfo.ServerAddr), start)
 }
 
 // killTarget resolves a KILL id to a live, non-administrator session: an
 // obgate id names a session of this process; any other id is a server's
 // connection id, looked up by the routing mode (serverIDOwner).
-func (st *statement) killTarget(id uint32) (*Session, bool) {
+func (st killRun) killTarget(id uint32) (*Session, bool) {
 	s := st.s
 	var target *Session
 	if s.srv.ids.Layout.IsClientID(id) {
@@ -191,14 +196,14 @@ func appendKill(dst []byte, query bool, id uint32) []byte {
 
 // forwardKill sends KILL [QUERY] serverID to the session's current server
 // and answers the client (sendKill).
-func (st *statement) forwardKill(k killStmt, serverID uint32, start time.Time) error {
+func (st killRun) forwardKill(k killStmt, serverID uint32, start time.Time) error {
 	s := st.s
 	return s.side.sendKill(k, appendKill(nil, k.query, serverID), start)
 }
 
 // sendKill: the server's answer goes to the client as it is.
 func (m mysqlEvents) sendKill(_ killStmt, stmt []byte, start time.Time) error {
-	return m.s.st.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
+	return killRun{m.s.st}.runOnServer(stmt, mysqlproto.ComQuery, route.StmtKill, start)
 }
 
 // sendKill: obgate's own OK or the server's ERR (killOn).
@@ -206,14 +211,14 @@ func (o obEvents) sendKill(k killStmt, stmt []byte, start time.Time) error {
 	be := o.s.servers.Last()
 	if !be.Alive() {
 		o.dropBroken(be)
-		return o.s.st.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
+		return killRun{o.s.st}.answerKillError(mysqlproto.NewSQLError(mysqlproto.ERNoSuchThread, "Unknown thread id: %d", k.id), start)
 	}
 	return o.killOn(be, stmt, start)
 }
 
 // runOnServer sends a command that obgate built (instead of the client's
 // own bytes) to the session's server and streams the answer to the client.
-func (st *statement) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
+func (st killRun) runOnServer(payload []byte, cmd mysqlproto.Command, kind route.StmtKind, start time.Time) error {
 	s := st.s
 	pkt, _ := mysqlproto.AppendPacket(make([]byte, 0, len(payload)+4), 0, payload)
 	st.beforeRequest()

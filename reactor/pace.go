@@ -95,7 +95,7 @@ func (offPoller) answer(st *statement, cmd mysqlproto.Command, kind route.StmtKi
 func (offPoller) answerDue(*statement, time.Duration) {} // the read deadline ends the wait
 
 func (offPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared, _ uint32) (uint32, error) {
-	return st.prepareOn(be, ps)
+	return preparedRun{st}.prepareOn(be, ps)
 }
 
 func (offPoller) closeOn(st *statement, be *backend.Conn, pkt []byte, _ uint32, _ int) error {

@@ -48,7 +48,7 @@ func (onPoller) answerDue(st *statement, d time.Duration) { st.s.drv.armAnswerTi
 // prepareOn: preparing takes a round trip, which on the poller is a
 // state of the command (prepare_polled.go).
 func (onPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared, id uint32) (uint32, error) {
-	return 0, st.preparePolled(be, ps, id)
+	return 0, preparedRun{st}.preparePolled(be, ps, id)
 }
 
 func (onPoller) closeOn(st *statement, be *backend.Conn, pkt []byte, id uint32, at int) error {

@@ -449,11 +449,11 @@ func (d *driver) resumeOffPoller() {
 	case resumeEnd:
 		err = w.err
 	case resumeClose:
-		err = d.containCommand(st.finishClose)
+		err = d.containCommand(preparedRun{st}.finishClose)
 	case resumeReply:
-		err = d.containCommand(st.finishReply)
+		err = d.containCommand(preparedRun{st}.finishReply)
 	case resumePrepare:
-		st.finishPrepare()
+		preparedRun{st}.finishPrepare()
 		if d.clientLeft() {
 			err = errClientLeft // nobody waits for the execute's answer
 			break
@@ -541,7 +541,7 @@ func (st *statement) finishAwaited(err error) error {
 	if ps := w.ps; ps != nil {
 		st.patchOn, st.retryPS = false, nil
 		if err == nil {
-			st.ranStatement(w.cmd, ps, w.psServer)
+			preparedRun{st}.ranStatement(w.cmd, ps, w.psServer)
 		}
 	}
 	return err

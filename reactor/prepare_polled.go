@@ -11,6 +11,12 @@ import (
 	"obgate/reactor/connio"
 )
 
+// preparedRun is the statement as it runs the prepared-statement
+// commands: prepare (on the poller too, as a state of the command),
+// execute and its kin on the server session where the statement is, or
+// prepared there first, close, and a kept statement's reuse.
+type preparedRun struct{ *statement }
+
 // Preparing a statement again on the poller.
 //
 // An execute whose route picks a server session that never prepared the
@@ -65,7 +71,7 @@ var errPrepareMismatch = errors.New("statement prepared again has another shape"
 // errWouldWait when the command is better served on a goroutine from its
 // start (nothing was sent; or be took part of the request and is closed,
 // being out of step).
-func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) error {
+func (st preparedRun) preparePolled(be *backend.Conn, ps *prepared, id uint32) error {
 	s := st.s
 	n := 1 + len(ps.sql)
 	if s.drv.rePrepared || n > classifyLen || be.PollIO() == nil {
@@ -103,7 +109,7 @@ func (st *statement) preparePolled(be *backend.Conn, ps *prepared, id uint32) er
 // would wait; backend.ErrServerState wrapping the server's ERR (the answer was
 // whole: the server session is in step); another error when the server
 // session is out of step.
-func (st *statement) readPrepare(block bool) error {
+func (st preparedRun) readPrepare(block bool) error {
 	s := st.s
 	p := &st.prep
 	be := p.be
@@ -163,7 +169,7 @@ func (st *statement) readPrepare(block bool) error {
 
 // notePrepare records the statement the whole answer prepared, or
 // returns the server's ERR.
-func (st *statement) notePrepare() error {
+func (st preparedRun) notePrepare() error {
 	s := st.s
 	p := &st.prep
 	sc := &s.scanner
@@ -183,7 +189,7 @@ func (st *statement) notePrepare() error {
 // endPolledPrepare ends the prepare in progress after readPrepare returned
 // err (not errWouldBlock): the window goes back and the read deadline is
 // lifted; a server session whose answer did not end cleanly is closed.
-func (st *statement) endPolledPrepare(err error) {
+func (st preparedRun) endPolledPrepare(err error) {
 	p := &st.prep
 	be := p.be
 	var se *mysqlproto.SQLError
@@ -208,7 +214,7 @@ func (st *statement) endPolledPrepare(err error) {
 func (d *driver) stepPrepare() bool {
 	s := d.s
 	st := s.st
-	err := st.readPrepare(false)
+	err := preparedRun{st}.readPrepare(false)
 	if err == backend.ErrWouldBlock {
 		d.poll.Store(pollAwaiting)
 		if d.kicked.Load() && d.poll.CompareAndSwap(pollAwaiting, pollNone) {
@@ -221,7 +227,7 @@ func (d *driver) stepPrepare() bool {
 		d.handOff(resumePrepare) // the goroutine reads on, or answers
 		return false
 	}
-	st.endPolledPrepare(nil)
+	preparedRun{st}.endPolledPrepare(nil)
 	if d.answerTimer != nil {
 		d.answerTimer.Stop()
 	}
@@ -232,7 +238,7 @@ func (d *driver) stepPrepare() bool {
 
 // finishPrepare ends on a goroutine the prepare the poller began: it reads
 // the rest of its answer; the command is then served from its start.
-func (st *statement) finishPrepare() {
+func (st preparedRun) finishPrepare() {
 	preparesOffPoller.Add(1)
 	st.endPolledPrepare(st.readPrepare(true))
 	st.s.activity.stmtCount.Add(^uint64(0)) // less one: counted again when it is served

@@ -166,7 +166,7 @@ var errStatementHomeLost = mysqlproto.NewSQLError(mysqlproto.ERUnknownStmtHandle
 // is decided, so that a pace that may not wait (mayWait, a server session
 // not ready) leaves the command to be served again from its start; the
 // statement stays pending until its answer (endPrepare).
-func (st *statement) prepareStatement(n int, body []byte, whole bool, start time.Time) error {
+func (st preparedRun) prepareStatement(n int, body []byte, whole bool, start time.Time) error {
 	s := st.s
 	var pkt []byte // the request, once taken out of the client buffer
 	if !whole {
@@ -220,7 +220,7 @@ func (st *statement) prepareStatement(n int, body []byte, whole bool, start time
 	s.stmts.pending = p
 	s.stmts.startCapture(p, s.cfg.ClientPSKeepCount)
 	st.resendable = true // preparing changes nothing on the server
-	if err := st.pace().sendHeld(st, be, pkt); err != nil {
+	if err := st.pace().sendHeld(st.statement, be, pkt); err != nil {
 		s.stmts.endPrepare()
 		return st.answerFailure(err, kind, start)
 	}
@@ -240,7 +240,7 @@ func (t *stmtTable) endPrepare() { t.pending = nil }
 
 // notePrepared runs when a prepare OK passes through: it records the
 // statement under a new client id and writes that id into the packet.
-func (st *statement) notePrepared(pkt []byte) {
+func (st preparedRun) notePrepared(pkt []byte) {
 	s := st.s
 	p := s.stmts.pending
 	if p == nil || len(pkt) < 9 {
@@ -258,7 +258,7 @@ func (st *statement) notePrepared(pkt []byte) {
 // on the server session that holds the statement's long data or cursor,
 // else (outside a transaction) where it is prepared, else anywhere after
 // preparing it again; the statement id is rewritten to the server's.
-func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) (err error) {
+func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, start time.Time) (err error) {
 	s := st.s
 	if len(body) < 4 {
 		if err := st.pace().mayWait(); err != nil {
@@ -343,7 +343,7 @@ func (st *statement) runStatement(cmd mysqlproto.Command, n int, body []byte, st
 
 // ranStatement notes where ps's long data or cursor is after cmd ran on
 // be.
-func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *backend.Conn) {
+func (st preparedRun) ranStatement(cmd mysqlproto.Command, ps *prepared, be *backend.Conn) {
 	s := st.s
 	switch cmd {
 	case mysqlproto.ComStmtSendLongData:
@@ -365,7 +365,7 @@ func (st *statement) ranStatement(cmd mysqlproto.Command, ps *prepared, be *back
 // the retry budget, unless the session is bound to it: the client's
 // request was not sent yet, so trying elsewhere is safe for any
 // statement.
-func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uint32, bool, error) {
+func (st preparedRun) preparedServer(ps *prepared, id uint32) (*backend.Conn, uint32, bool, error) {
 	s := st.s
 	for {
 		be, err := s.side.statementServer(ps)
@@ -376,7 +376,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uin
 		if ok {
 			return be, sid, bound, nil
 		}
-		sid, err = st.pace().prepareOn(st, be, ps, id)
+		sid, err = st.pace().prepareOn(st.statement, be, ps, id)
 		if stopped(err) {
 			return nil, 0, false, err // the prepare's answer comes later, or it waits
 		}
@@ -413,7 +413,7 @@ func (st *statement) preparedServer(ps *prepared, id uint32) (*backend.Conn, uin
 
 // prepareOn prepares ps on be, where the client never prepared it, and
 // returns be's statement id.
-func (st *statement) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
+func (st preparedRun) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
 	s := st.s
 	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
 	sid, params, columns, err := prepareOn(be, payload, s.st.commandOptions())
@@ -430,7 +430,7 @@ func (st *statement) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
 // executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
 // types to a server session that never saw them, with the types of the
 // client's earlier execute put in.
-func (st *statement) executeWithTypes(n int, ps *prepared, be *backend.Conn, boundAt int, start time.Time) error {
+func (st preparedRun) executeWithTypes(n int, ps *prepared, be *backend.Conn, boundAt int, start time.Time) error {
 	s := st.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
@@ -467,7 +467,7 @@ func (st *statement) executeWithTypes(n int, ps *prepared, be *backend.Conn, bou
 // one a socket does not take whole, the command stops with errCloseRest
 // and a goroutine sends the rest and closes the statement on the server
 // sessions left (finishClose).
-func (st *statement) closeStatement(n int, body []byte) error {
+func (st preparedRun) closeStatement(n int, body []byte) error {
 	s := st.s
 	var id uint32
 	if len(body) >= 4 {
@@ -495,7 +495,7 @@ func (st *statement) closeStatement(n int, body []byte) error {
 // server session from servers[from] down to servers[0] that prepared it.
 // It goes backwards: dropBroken takes a server session out of the list,
 // which moves only the ones after it.
-func (st *statement) closeOn(id uint32, from int) error {
+func (st preparedRun) closeOn(id uint32, from int) error {
 	s := st.s
 	servers := s.side.serverSessions()
 	for i := from; i >= 0; i-- {
@@ -509,7 +509,7 @@ func (st *statement) closeOn(id uint32, from int) error {
 		pkt[0] = 5 // payload length; sequence 0
 		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
 		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)
-		if err := st.pace().closeOn(st, be, pkt[:], id, i); err != nil {
+		if err := st.pace().closeOn(st.statement, be, pkt[:], id, i); err != nil {
 			return err
 		}
 	}
@@ -519,7 +519,7 @@ func (st *statement) closeOn(id uint32, from int) error {
 // finishClose goes on, on a goroutine, with the COM_STMT_CLOSE the poller
 // began: the rest of the one a server's socket did not take, then the
 // server sessions after it.
-func (st *statement) finishClose() error {
+func (st preparedRun) finishClose() error {
 	s := st.s
 	w := &st.then
 	be := s.side.serverSessions()[w.closeAt]

@@ -151,7 +151,7 @@ func (t *stmtTable) keep(id uint32, p *prepared, limit int64) (evict uint32, kep
 // client's again under its id, and its answer goes to the client with the
 // session's current status. The request is still in the
 // client buffer when inBuffer (it is taken out now); else it was read.
-func (st *statement) reuseKept(n, i int, inBuffer bool, start time.Time) error {
+func (st preparedRun) reuseKept(n, i int, inBuffer bool, start time.Time) error {
 	s := st.s
 	if inBuffer {
 		if err := s.client.skipPacket(n); err != nil {
@@ -171,7 +171,7 @@ func (st *statement) reuseKept(n, i int, inBuffer bool, start time.Time) error {
 	s.srv.metrics.preparesReused.Inc()
 	s.countOut(len(answer))
 	s.countStatement(k.p.kind, false, start)
-	return st.pace().reply(st, answer)
+	return st.pace().reply(st.statement, answer)
 }
 
 // errReplyRest stops a command on the poller whose answer obgate wrote
@@ -181,7 +181,7 @@ var errReplyRest = errors.New("reply goes on off the poller")
 
 // finishReply writes, on a goroutine, the rest of the answer the poller
 // began (then.reply, which the statement it answers owns).
-func (st *statement) finishReply() error {
+func (st preparedRun) finishReply() error {
 	s := st.s
 	rest := st.then.reply
 	st.then.reply = nil

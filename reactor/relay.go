@@ -196,7 +196,7 @@ func (st *statement) runRelay(block bool) (int64, error) {
 				s.side.terminator(r.win.Buf, r.dec, r.win.End) // mysql side: reads only
 			}
 		case mysqlproto.ScanPrepared:
-			st.notePrepared(sc.Packet())
+			preparedRun{st}.notePrepared(sc.Packet())
 		case mysqlproto.ScanLocalInfile:
 			if !s.caps.Has(mysqlproto.ClientLocalFiles) {
 				// The client never offered its files: a server that asks

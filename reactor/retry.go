@@ -193,7 +193,7 @@ func (st *statement) repatch(be *backend.Conn, req []byte) bool {
 	sid, _, ok := be.StmtGet(id)
 	if !ok {
 		var err error
-		if sid, err = st.prepareOn(be, ps); err != nil {
+		if sid, err = (preparedRun{st}).prepareOn(be, ps); err != nil {
 			s.srv.log.Debug("prepare for a retry failed", "session", s.id, "server", be.Addr, "err", err)
 			return false
 		}
