@@ -77,7 +77,7 @@ func (g *acceptGuard) accepted() {
 // Serve goes on.
 func (g *acceptGuard) failed(ln net.Listener, err error) {
 	handled := false
-	g.srv.guarded(panicAccept, 0, func() {
+	g.srv.panics.guarded(panicAccept, 0, func() {
 		handled = backend.IsFDExhausted(err) && g.outOfFDs(ln, err)
 	})
 	if handled {
@@ -161,7 +161,7 @@ func (g *acceptGuard) refuseWithSpare(ln net.Listener, acceptErr error) bool {
 	if err != nil {
 		return false
 	}
-	g.srv.refuseAtGreeting(conn, acceptErr)
+	g.srv.noFD.atGreeting(conn, acceptErr)
 	return true
 }
 
@@ -172,10 +172,10 @@ const burstInterval = time.Second
 // initGuards sets up the rate-limited warnings of the accept path; called
 // once from NewServer.
 func (srv *Server) initGuards() {
-	srv.refusals = burstlog.New(burstInterval, func(n int64, err error) {
+	srv.noFD = fdRefusals{count: srv.metrics.refusedFD, burst: burstlog.New(burstInterval, func(n int64, err error) {
 		srv.log.Warn("refusing new clients with ERR 1040: obgate is out of file descriptors",
 			"refused", n, "reason", "fd_exhausted", "err", err)
-	})
+	})}
 	srv.handshakeRefusals = burstlog.New(burstInterval, func(n int64, _ error) {
 		cfg := srv.cfg.Load()
 		srv.log.Warn("refusing new clients with ERR 1040: too many logins in progress",

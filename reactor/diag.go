@@ -75,9 +75,16 @@ func (s *Session) closeFor(level uint32, src QuitSource, reason string) {
 	s.requestClose(level)
 }
 
-// diagOn reports whether diagnosis lines are written now.
-func (srv *Server) diagOn() bool {
-	return srv.diag != nil && srv.cfg.Load().ConnectionDiagnosisOption&1 != 0
+// diagLog is the diagnosis log (the Server's diag): lines go to log while
+// connection_diagnosis_option's bit 1 is set. Any goroutine.
+type diagLog struct {
+	log *slog.Logger // nil for none
+	cfg *config.Store
+}
+
+// on reports whether diagnosis lines are written now.
+func (d diagLog) on() bool {
+	return d.log != nil && d.cfg.Load().ConnectionDiagnosisOption&1 != 0
 }
 
 // diagSession returns the fields every line about a session has.
@@ -120,7 +127,7 @@ func diagError(attrs []slog.Attr, err error) []slog.Attr {
 }
 
 // diagWrite writes one line: msg is the event, the trace type leads.
-func (srv *Server) diagWrite(event, trace, side string, attrs []slog.Attr) {
+func (d diagLog) write(event, trace, side string, attrs []slog.Attr) {
 	head := make([]slog.Attr, 0, len(attrs)+3)
 	head = append(head, slog.String("event", event))
 	if trace != "" {
@@ -129,7 +136,7 @@ func (srv *Server) diagWrite(event, trace, side string, attrs []slog.Attr) {
 	if side != "" {
 		head = append(head, slog.String("side", side))
 	}
-	srv.diag.LogAttrs(context.Background(), slog.LevelInfo, event, append(head, attrs...)...)
+	d.log.LogAttrs(context.Background(), slog.LevelInfo, event, append(head, attrs...)...)
 }
 
 // traceOf maps why a session ended to ODP's trace type, the side that
@@ -177,7 +184,7 @@ const (
 // it once. A client's own COM_QUIT is not a diagnosis, as in ODP.
 func (s *Session) diagSessionEnded() {
 	srv := s.srv
-	if !srv.diagOn() {
+	if !srv.diag.on() {
 		return
 	}
 	c := endCause{src: QuitClientNetwork}
@@ -223,7 +230,7 @@ func (s *Session) diagSessionEnded() {
 		slog.Int64("connected_us", time.Since(s.client.connectedAt).Microseconds()),
 		slog.Int64("idle_us", time.Since(time.Unix(0, s.activity.lastActive.Load())).Microseconds()),
 	)
-	srv.diagWrite(event, trace, side, attrs)
+	srv.diag.write(event, trace, side, attrs)
 }
 
 // reasonLimit is the limit a timeout reason enforced, for a session
@@ -244,14 +251,14 @@ func reasonLimit(reason string, waitTimeout time.Duration, cfg *config.Config) t
 // client that goes on (flash-break): the client's next statement gets a
 // new one.
 func (s *Session) diagServerLost(be *backend.Conn, why error) {
-	if !s.srv.diagOn() {
+	if !s.srv.diag.on() {
 		return
 	}
 	attrs := s.diagSession()
 	attrs = append(attrs, slog.String("lost_server_addr", be.Addr), slog.Uint64("ss_id", uint64(be.ThreadID)),
 		slog.Bool("in_transaction", s.activity.inTrans.Load()))
 	attrs = diagError(attrs, why)
-	s.srv.diagWrite("server_session_lost", traceServerVC, sideServer, attrs)
+	s.srv.diag.write("server_session_lost", traceServerVC, sideServer, attrs)
 }
 
 // diagRetry writes a line for a statement sent again after failing on
@@ -259,7 +266,7 @@ func (s *Session) diagServerLost(be *backend.Conn, why error) {
 // connection).
 func (st *statement) diagRetry(from, to string, code uint16, fail string) {
 	s := st.s
-	if !s.srv.diagOn() {
+	if !s.srv.diag.on() {
 		return
 	}
 	trace := traceServerVC
@@ -270,14 +277,14 @@ func (st *statement) diagRetry(from, to string, code uint16, fail string) {
 	attrs = append(attrs, slog.String("failed_server_addr", from), slog.String("retry_server_addr", to), slog.String("failure", fail),
 		slog.Int("error_code", int(code)), slog.Int("resend", st.resends),
 		slog.String("request_cmd", mysqlproto.Command(s.activity.curCmd.Load()).String()))
-	s.srv.diagWrite("retry", trace, sideServer, attrs)
+	s.srv.diag.write("retry", trace, sideServer, attrs)
 }
 
 // diagRouteMiss writes a line when a server's answer shows that the
 // location a statement was routed by is wrong: the entry goes dirty and is
 // fetched again. It is written once per entry going dirty.
 func (s *Session) diagRouteMiss(e *route.TableEntry, how string, code uint16) {
-	if !s.srv.diagOn() {
+	if !s.srv.diag.on() {
 		return
 	}
 	attrs := s.diagSession()
@@ -285,7 +292,7 @@ func (s *Session) diagRouteMiss(e *route.TableEntry, how string, code uint16) {
 	if code != 0 {
 		attrs = append(attrs, slog.Int("error_code", int(code)))
 	}
-	s.srv.diagWrite("route_miss", traceServerInternal, sideServer, attrs)
+	s.srv.diag.write("route_miss", traceServerInternal, sideServer, attrs)
 }
 
 // tellsClient reports whether the client gets an ERR packet for a session

@@ -75,7 +75,7 @@ func (srv *Server) AdoptSessions(conn *net.UnixConn) error {
 		// A panic costs this session (adopt closes its descriptors on
 		// the way out), never the link: the next sessions still come.
 		err := errAdoptionPanicked
-		srv.guarded(panicAdoption, 0, func() { err = srv.adopt(state, fds) })
+		srv.panics.guarded(panicAdoption, 0, func() { err = srv.adopt(state, fds) })
 		if err != nil {
 			srv.metrics.handoverRefused.Inc()
 			srv.log.Warn("hot upgrade: a session handed over was refused; it drains in the old process", "err", err)

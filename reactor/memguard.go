@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
@@ -45,8 +46,9 @@ type MemoryState struct {
 }
 
 // MemoryState returns the guard's state.
-func (srv *Server) MemoryState() MemoryState {
-	g := &srv.mem
+func (srv *Server) MemoryState() MemoryState { return srv.mem.state() }
+
+func (g *memGuard) state() MemoryState {
 	return MemoryState{Limit: g.limit.Load(), InUse: g.inUse.Load(), High: g.high.Load(), Refused: g.refused.Load()}
 }
 
@@ -84,6 +86,7 @@ func (g *memGuard) sample() {
 
 // memLoop samples until stop is closed; it runs on its own goroutine.
 func (srv *Server) memLoop(stop <-chan struct{}) {
+	sample := func() { srv.mem.sampleAndTell(srv.log) }
 	tick := time.NewTicker(memSampleInterval)
 	defer tick.Stop()
 	for {
@@ -92,22 +95,23 @@ func (srv *Server) memLoop(stop <-chan struct{}) {
 			return
 		case <-tick.C:
 			// A panic costs one sample, never the loop.
-			srv.guarded(panicMemorySampler, 0, srv.memSample)
+			srv.panics.guarded(panicMemorySampler, 0, sample)
 		}
 	}
 }
 
-// memSample takes one sample and says when the high-water state changed.
-func (srv *Server) memSample() {
-	was := srv.mem.high.Load()
-	srv.mem.sample()
-	if now := srv.mem.high.Load(); now != was {
-		st := srv.MemoryState()
+// sampleAndTell takes one sample and tells log when the high-water state
+// changed. The sampler goroutine.
+func (g *memGuard) sampleAndTell(log *slog.Logger) {
+	was := g.high.Load()
+	g.sample()
+	if now := g.high.Load(); now != was {
+		st := g.state()
 		if now {
-			srv.log.Warn("memory over the high-water mark of proxy_mem_limited: refusing new clients",
+			log.Warn("memory over the high-water mark of proxy_mem_limited: refusing new clients",
 				"in_use", st.InUse, "limit", st.Limit, "high_water_percent", memHighPercent)
 		} else {
-			srv.log.Info("memory back under proxy_mem_limited's low-water mark: admitting new clients",
+			log.Info("memory back under proxy_mem_limited's low-water mark: admitting new clients",
 				"in_use", st.InUse, "limit", st.Limit)
 		}
 	}

@@ -36,8 +36,8 @@ func (m mysqlLogin) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	s := m.s
 	srv := s.srv
 	srv.learnGreetingOnce()
-	srv.awaitMySQLGreeting(ctx)
-	greet := m.greeting(srv.mysqlGreeting.Load(), cfg)
+	srv.mysqlGreeting.await(ctx)
+	greet := m.greeting(srv.mysqlGreeting.image.Load(), cfg)
 	cpio, first, resp, err := s.greetAndRead(ctx, greet)
 	if err != nil {
 		return err
@@ -60,12 +60,12 @@ func (m mysqlLogin) mysqlHandshake(ctx context.Context, count int64, cfg *config
 	be, sh, spio, dberr := srv.dialFirst(ctx, serverAddrs(cfg))
 	if be == nil {
 		if backend.IsFDExhausted(dberr) {
-			return s.srv.refuseNoFD(cpio, dberr)
+			return s.srv.noFD.atLogin(cpio, dberr)
 		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "no server available: %v", dberr).AppendPacket(nil))
 		return quit(QuitNoServer, dberr)
 	}
-	srv.learnMySQLGreeting(sh)
+	srv.mysqlGreeting.learn(sh)
 	// Registered before it is published: a KILL that closes it (from
 	// another goroutine, through the published server session) then
 	// finds it in the registry and removes it. Published before the

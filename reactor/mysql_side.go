@@ -227,7 +227,7 @@ func (m mysqlEvents) serverGone(be *backend.Conn) {
 		return
 	}
 	go func() {
-		defer s.srv.recoverBackground(panicServerWatch)
+		defer s.srv.panics.recoverBackground(panicServerWatch)
 		if s.srv.serverAnswers(be.Addr) {
 			m.move.closedOnPurpose.Store(true)
 			if s.State() == StateIdle {

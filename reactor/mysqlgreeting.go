@@ -11,35 +11,46 @@ package reactor
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"obgate/mysqlproto"
 )
 
-// learnMySQLGreeting keeps h, a server's greeting, as the image of the
-// next client greetings. Any goroutine.
-func (srv *Server) learnMySQLGreeting(h *mysqlproto.Handshake) {
+// greetingImage is the server greeting client greetings are made in the
+// image of, and the first look that learns one (learnGreetingOnce).
+type greetingImage struct {
+	image atomic.Pointer[mysqlproto.Handshake] // nil until a server greeted
+	look  sync.Once                            // the first look, started once
+	known chan struct{}                        // closed when the first look ended
+}
+
+// learn keeps h, a server's greeting, as the image of the next client
+// greetings. Any goroutine.
+func (g *greetingImage) learn(h *mysqlproto.Handshake) {
 	if h == nil {
 		return
 	}
 	c := *h
 	c.AuthData = nil // never sent: every client gets its own scramble
-	srv.mysqlGreeting.Store(&c)
+	g.image.Store(&c)
 }
 
 // learnGreetingOnce looks at the first server that answers, in the
 // background, the first time a client arrives in mysql routing mode. Any
-// login goroutine; awaitMySQLGreeting waits for it.
+// login goroutine; greetingImage.await waits for it.
 func (srv *Server) learnGreetingOnce() {
 	cfg := srv.cfg.Load()
-	if cfg.ServerRoutingMode != "mysql" || srv.mysqlGreeting.Load() != nil {
+	g := &srv.mysqlGreeting
+	if cfg.ServerRoutingMode != "mysql" || g.image.Load() != nil {
 		return
 	}
-	srv.greetingLook.Do(func() {
-		srv.greetingKnown = make(chan struct{})
+	g.look.Do(func() {
+		g.known = make(chan struct{})
 		go func() {
-			defer close(srv.greetingKnown)
-			srv.guarded(panicGreetingLook, 0, func() {
+			defer close(g.known)
+			srv.panics.guarded(panicGreetingLook, 0, func() {
 				ctx, cancel := context.WithTimeout(context.Background(), cfg.ShortAsyncTaskTimeout)
 				defer cancel()
 				be, h, _, err := srv.dialFirst(ctx, serverAddrs(cfg))
@@ -48,22 +59,22 @@ func (srv *Server) learnGreetingOnce() {
 					return
 				}
 				be.Close()
-				srv.learnMySQLGreeting(h)
+				g.learn(h)
 			})
 		}()
 	})
 }
 
-// awaitMySQLGreeting waits, up to greetingVersionWait, for the first
-// look at a server while no server's greeting is known.
-func (srv *Server) awaitMySQLGreeting(ctx context.Context) {
-	if srv.mysqlGreeting.Load() != nil {
+// await waits, up to greetingVersionWait, for the first look at a server
+// while no server's greeting is known.
+func (g *greetingImage) await(ctx context.Context) {
+	if g.image.Load() != nil {
 		return
 	}
 	t := time.NewTimer(greetingVersionWait)
 	defer t.Stop()
 	select {
-	case <-srv.greetingKnown:
+	case <-g.known:
 	case <-t.C:
 	case <-ctx.Done():
 	}

@@ -174,7 +174,7 @@ func (o obIdentity) obHandshake(ctx context.Context, count int64, cfg *config.Co
 			return quit(QuitAuthFailed, err)
 		}
 		if backend.IsFDExhausted(err) {
-			return s.srv.refuseNoFD(cpio, err)
+			return s.srv.noFD.atLogin(cpio, err)
 		}
 		_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.CRConnHostError,
 			"no server of tenant %s in cluster %s is available: %v", id.Tenant, id.Cluster, err).AppendPacket(nil))

@@ -3,6 +3,7 @@ package reactor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"obgate/metrics"
@@ -70,32 +71,39 @@ func internalError() *mysqlproto.SQLError {
 	return mysqlproto.NewSQLError(mysqlproto.ERUnknownError, "obgate internal error; the session is closed")
 }
 
+// panicGuard logs and counts the panics obgate recovers from (the
+// Server's panics). Any goroutine.
+type panicGuard struct {
+	log     *slog.Logger
+	metrics *reactorMetrics
+}
+
 // caughtPanic logs a recovered panic with its stack and counts it. sessID
 // is 0 outside a session. Call it from the deferred function that
 // recovered, so that the stack still shows where the panic happened. A
 // logger that panics in turn is ignored. Any goroutine.
-func (srv *Server) caughtPanic(site panicSite, sessID uint32, v any) {
-	srv.metrics.panics[site].Inc()
+func (g panicGuard) caughtPanic(site panicSite, sessID uint32, v any) {
+	g.metrics.panics[site].Inc()
 	defer func() { _ = recover() }()
-	srv.log.Error("panic recovered; closing what it hit", "where", site.String(), "session", sessID,
+	g.log.Error("panic recovered; closing what it hit", "where", site.String(), "session", sessID,
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 }
 
 // recoverBackground, deferred first thing in a background loop, turns a
 // panic into a log line and a count: the loop stops, the process goes on.
-func (srv *Server) recoverBackground(site panicSite) {
+func (g panicGuard) recoverBackground(site panicSite) {
 	if v := recover(); v != nil {
-		srv.caughtPanic(site, 0, v)
+		g.caughtPanic(site, 0, v)
 	}
 }
 
 // guarded runs f and recovers a panic in it (logged and counted under
 // site), so that clean-up after a first panic cannot bring the process
 // down with a second one. Any goroutine.
-func (srv *Server) guarded(site panicSite, sessID uint32, f func()) {
+func (g panicGuard) guarded(site panicSite, sessID uint32, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			srv.caughtPanic(site, sessID, v)
+			g.caughtPanic(site, sessID, v)
 		}
 	}()
 	f()
@@ -116,7 +124,7 @@ func (d *driver) containCommand(f func() error) (err error) {
 	s := d.s
 	defer func() {
 		if v := recover(); v != nil {
-			s.srv.caughtPanic(panicCommand, s.id, v)
+			s.srv.panics.caughtPanic(panicCommand, s.id, v)
 			err = quitWith(QuitPanic, errors.New(fmt.Sprint(v)), internalError())
 		}
 	}()
@@ -136,15 +144,15 @@ func (d *driver) containPanic(site panicSite) {
 		return
 	}
 	srv := s.srv
-	srv.caughtPanic(site, s.id, v)
+	srv.panics.caughtPanic(site, s.id, v)
 	owner := site.ownsTeardown(s)
 	if owner {
 		s.lifecycle.state.Store(int32(StateClosing))
 		srv.metrics.quit(QuitPanic)
 	}
-	srv.guarded(site, s.id, s.drv.interrupt)
+	srv.panics.guarded(site, s.id, s.drv.interrupt)
 	if owner {
-		srv.guarded(site, s.id, s.drv.teardown)
+		srv.panics.guarded(site, s.id, s.drv.teardown)
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"net"
 	"time"
 
+	vm "github.com/VictoriaMetrics/metrics"
+
+	"obgate/internal/burstlog"
 	"obgate/mysqlproto"
 )
 
@@ -34,27 +37,34 @@ func greetingERR(code uint16, msg string) []byte {
 	return pkt
 }
 
-// refuseAtGreeting answers conn, accepted with the spare descriptor after
+// fdRefusals refuses clients for want of descriptors, and counts and
+// notes each refusal (the Server's noFD). Any goroutine.
+type fdRefusals struct {
+	count *vm.Counter   // obgate_client_refused_total{reason="fd_exhausted"}
+	burst *burstlog.Log // the warning, once per burst
+}
+
+// atGreeting answers conn, accepted with the spare descriptor after
 // acceptErr, with ERR 1040 and closes it. It runs on the Serve goroutine.
-func (srv *Server) refuseAtGreeting(conn net.Conn, acceptErr error) {
+func (r fdRefusals) atGreeting(conn net.Conn, acceptErr error) {
 	_ = conn.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
 	_, _ = conn.Write(greetingERR(mysqlproto.ERConCountError, tooManyConnections))
 	_ = conn.Close()
-	srv.countRefusal(acceptErr)
+	r.note(acceptErr)
 }
 
-// refuseNoFD refuses a login whose server connection could not be opened
+// atLogin refuses a login whose server connection could not be opened
 // because descriptors ran out (dialErr): ERR 1040 after the client's
 // login, then the session ends. It runs on the login goroutine.
-func (srv *Server) refuseNoFD(cpio *mysqlproto.PacketIO, dialErr error) error {
+func (r fdRefusals) atLogin(cpio *mysqlproto.PacketIO, dialErr error) error {
 	_ = cpio.WritePacketFlush(mysqlproto.NewSQLError(mysqlproto.ERConCountError, tooManyConnections).AppendPacket(nil))
-	srv.countRefusal(dialErr)
+	r.note(dialErr)
 	return quit(QuitLimit, dialErr)
 }
 
-// countRefusal counts one client refused for want of descriptors and
-// notes it for the burst warning. Any goroutine.
-func (srv *Server) countRefusal(err error) {
-	srv.metrics.refusedFD.Inc()
-	srv.refusals.Note(err)
+// note counts one client refused for want of descriptors and notes it
+// for the burst warning.
+func (r fdRefusals) note(err error) {
+	r.count.Inc()
+	r.burst.Note(err)
 }

@@ -70,7 +70,8 @@ type Options struct {
 type Server struct {
 	cfg         *config.Store
 	log         *slog.Logger
-	diag        *slog.Logger // the diagnosis log; nil for none
+	diag        diagLog // the diagnosis log
+	panics      panicGuard
 	interceptor Interceptor
 	version     string
 	metrics     *reactorMetrics
@@ -96,15 +97,12 @@ type Server struct {
 	clients           atomic.Int64
 	goroutineSessions atomic.Int64 // offpoller.go
 
-	refusals      *burstlog.Log            // clients refused for want of descriptors
+	noFD          fdRefusals               // clients refused for want of descriptors
 	adminFailures admission.AdminFailures  // failed administrator logins by source
 	handshakes    admission.HandshakeSlots // logins in progress (admitHandshake)
 	// mysqlGreeting is the image of client greetings in mysql routing
-	// mode; greetingLook and greetingKnown run and report the first look
-	// (mysqlgreeting.go).
-	mysqlGreeting  atomic.Pointer[mysqlproto.Handshake]
-	greetingLook   sync.Once
-	greetingKnown  chan struct{}
+	// mode (mysqlgreeting.go).
+	mysqlGreeting  greetingImage
 	acceptFailures *burstlog.Log
 	// handshakeRefusals: clients refused at client_max_handshakes.
 	handshakeRefusals *burstlog.Log
@@ -144,21 +142,22 @@ func NewServer(opts Options) (*Server, error) {
 		clusters:    opts.Clusters,
 		health:      opts.Health,
 		router:      opts.Router,
-		diag:        opts.Diagnosis,
+		diag:        diagLog{log: opts.Diagnosis, cfg: opts.Config},
 	}
 	serverTLS := opts.ServerTLS
 	if serverTLS == nil {
 		serverTLS = tlsconf.NewServer(opts.Logger)
 	}
 	srv.tls.init(serverTLS)
+	srv.metrics = newReactorMetrics(opts.Metrics, srv)
+	srv.panics = panicGuard{log: srv.log, metrics: srv.metrics}
 
-	if w, err := backend.NewWatch(func(v any) { srv.caughtPanic(panicServerWatch, 0, v) }); err == nil {
+	if w, err := backend.NewWatch(func(v any) { srv.panics.caughtPanic(panicServerWatch, 0, v) }); err == nil {
 		srv.servers.Watch = w
 		w.Start()
 	} else {
 		srv.log.Warn("server close events cannot be watched; broken idle server sessions are found by a peek", "err", err)
 	}
-	srv.metrics = newReactorMetrics(opts.Metrics, srv)
 	srv.initGuards()
 	if cfg := opts.Config.Load(); cfg.ObproxySysPassword == "" {
 		srv.log.Warn("root@proxysys has no password (obproxy_sys_password is empty): it may log in from loopback addresses only; set one to administer obgate from elsewhere")

@@ -6,7 +6,7 @@ import "obgate/reactor/backend"
 // session's server sessions. The side decides what that means; a panic
 // in it is contained and counted as the server watch's.
 func (s *Session) ServerGone(be *backend.Conn) {
-	s.srv.guarded(panicServerWatch, s.id, func() { s.side.serverGone(be) })
+	s.srv.panics.guarded(panicServerWatch, s.id, func() { s.side.serverGone(be) })
 }
 
 // ownerSession is the client session behind a server session's owner, or

@@ -24,7 +24,7 @@ const defaultWaitTimeout = 8 * time.Hour
 // server session that it closes is replaced invisibly (flash-break), so
 // obgate enforces the limit the client set, as ODP does.
 func (srv *Server) sweepLoop(stop <-chan struct{}) {
-	defer srv.recoverBackground(panicSweeper)
+	defer srv.panics.recoverBackground(panicSweeper)
 	tick := time.NewTicker(sweepInterval)
 	defer tick.Stop()
 	for {
@@ -33,7 +33,7 @@ func (srv *Server) sweepLoop(stop <-chan struct{}) {
 			return
 		case now := <-tick.C:
 			// A panic costs one pass, never the loop.
-			srv.guarded(panicSweeper, 0, func() { srv.sweep(now) })
+			srv.panics.guarded(panicSweeper, 0, func() { srv.sweep(now) })
 		}
 	}
 }
