@@ -7,6 +7,7 @@ import (
 	"obgate/config"
 	"obgate/internal/failure"
 	"obgate/reactor/connio"
+	"obgate/reactor/prepared"
 
 	"obgate/mysqlproto"
 	"obgate/route"
@@ -77,8 +78,8 @@ func (s *Session) serveCommand() error {
 				return err
 			}
 		}
-		if !keepsParse(f) {
-			s.stmts.stateChanged() // kept statements may prepare differently now
+		if !prepared.KeepsParse(f) {
+			s.stmts.StateChanged() // kept statements may prepare differently now
 		}
 		if handled, err := s.st.serveLocally(n, body, whole, f, start); handled {
 			return err
@@ -89,8 +90,8 @@ func (s *Session) serveCommand() error {
 		need = s.st.noteStatement(f, whole)
 		s.side.routeQuery(body, f)
 	default:
-		if !keepsStatements(cmd) {
-			s.stmts.stateChanged() // kept statements may prepare differently now
+		if !prepared.KeepsStatements(cmd) {
+			s.stmts.StateChanged() // kept statements may prepare differently now
 		}
 		spec := &commands[cmd]
 		if spec.refused {

@@ -59,6 +59,9 @@
 //	handover      a handed-over session's state, its encoding and link
 //	admission     logins in progress and failed administrator logins
 //	sessionid     client session id layouts
+//	prepared      a session's prepared statements under obgate's ids,
+//	              their caps, and the closed ones kept for the next
+//	              prepare of the same text
 //
 // The routing mode is asked in the two serverSide types and otherwise only
 // in server-level choices: the side a login gets (handshake.go), the shape
@@ -115,7 +118,7 @@
 // answer as it arrives and then serves the execute again from its start;
 // a damaged or overdue answer goes to a goroutine (prepare_polled.go). A
 // prepare of a text the session closed a moment before is answered from
-// the statement obgate kept (prepared_keep.go): the poller writes that
+// the statement obgate kept (prepared_keep.go, prepared/kept.go): the poller writes that
 // answer itself, and what the client's socket does not take goes to a
 // goroutine (resumeReply).
 //

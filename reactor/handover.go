@@ -11,6 +11,7 @@ import (
 	"obgate/reactor/backend"
 	"obgate/reactor/connio"
 	"obgate/reactor/handover"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -247,12 +248,12 @@ func (s *Session) handoverState() *handover.State {
 		SessionID: s.id, Caps: uint64(s.caps), Status: uint16(s.status),
 		User: user, DB: db, ConnectedAt: s.client.connectedAt.UnixNano(), LastActive: s.activity.lastActive.Load(),
 		TransCount: s.activity.transCount.Load(), StmtCount: s.activity.stmtCount.Load(),
-		BytesIn: uint64(s.activity.bytesIn), BytesOut: uint64(s.activity.bytesOut), StmtLast: s.stmts.last,
+		BytesIn: uint64(s.activity.bytesIn), BytesOut: uint64(s.activity.bytesOut), StmtLast: s.stmts.Last,
 	}
 	be := s.servers.Current()
-	for id, p := range s.stmts.byID {
-		h.Stmts = append(h.Stmts, handover.Stmt{ID: id, SQL: p.sql, Params: p.params, Columns: p.columns,
-			Types: p.types, Home: p.home != nil && p.home == be})
+	for id, p := range s.stmts.ByID {
+		h.Stmts = append(h.Stmts, handover.Stmt{ID: id, SQL: p.SQL, Params: p.Params, Columns: p.Columns,
+			Types: p.Types, Home: p.Home != nil && p.Home == be})
 	}
 	s.side.handoverRecord(h)
 	return h
@@ -339,18 +340,18 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	// login, OceanBase mode's login and variables.
 	err = s.side.adoptRecord(h, np)
 	be := s.servers.Current()
-	s.stmts.last = h.StmtLast
+	s.stmts.Last = h.StmtLast
 	for _, st := range h.Stmts {
-		p := &prepared{sql: st.SQL, params: st.Params, columns: st.Columns, types: st.Types}
-		p.facts = route.Lex(p.sql)
-		p.kind = p.facts.Kind
+		p := &prepared.Stmt{SQL: st.SQL, Params: st.Params, Columns: st.Columns, Types: st.Types}
+		p.Facts = route.Lex(p.SQL)
+		p.Kind = p.Facts.Kind
 		if st.Home && be != nil {
-			p.home = be
+			p.Home = be
 		}
-		if s.stmts.byID == nil {
-			s.stmts.byID = make(map[uint32]*prepared)
+		if s.stmts.ByID == nil {
+			s.stmts.ByID = make(map[uint32]*prepared.Stmt)
 		}
-		s.stmts.byID[st.ID] = p
+		s.stmts.ByID[st.ID] = p
 	}
 	s.side.commandDone() // publishes what the server watch reads
 	s.lifecycle.loggedIn.Store(true)

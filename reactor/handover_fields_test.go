@@ -9,6 +9,7 @@ import (
 
 	"obgate/reactor/backend"
 	"obgate/reactor/handover/handovertest"
+	"obgate/reactor/prepared"
 	"obgate/reactor/sessvars"
 )
 
@@ -33,7 +34,7 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"client":    "see: clientConn",
 		"caps":      "state: Caps",
 		"status":    "state: Status",
-		"stmts":     "see: stmtTable",
+		"stmts":     "see: prepared.Table",
 		"txnBroken": "not: a session whose transaction broke does not move (handoverReady)",
 		"identity":  "state: User; OB.Cluster; OB.Tenant; OB.IdentityUser; OB.ClusterID",
 		"admin":     "not: administrator sessions do not move (handoverKind)",
@@ -92,26 +93,26 @@ var handoverLedger = map[reflect.Type]map[string]string{
 		"inTrans":     "not: a session inside a transaction does not move (handoverReady)",
 		"curCmd":      "not: no command runs at an idle point",
 	},
-	reflect.TypeFor[stmtTable](): {
-		"byID":    "state: Stmts",
-		"last":    "state: StmtLast",
-		"pending": "not: no prepare is in progress at an idle point",
+	reflect.TypeFor[prepared.Table](): {
+		"ByID":    "state: Stmts",
+		"Last":    "state: StmtLast",
+		"Pending": "not: no prepare is in progress at an idle point",
 		"free":    "not: memory for the next prepares",
-		"request": "not: the prepare being served",
-		"closing": "not: scratch for a COM_STMT_CLOSE",
-		"kept":    "not: kept statements (prepared_keep.go) are not reused by the new process",
+		"Request": "not: the prepare being served",
+		"Closing": "not: scratch for a COM_STMT_CLOSE",
+		"Kept":    "not: kept statements (reactor/prepared) are not reused by the new process",
 		"gen":     "not: the generation of kept answers, which do not move",
 	},
-	reflect.TypeFor[prepared](): {
-		"sql":     "state: Stmts[].SQL",
-		"params":  "state: Stmts[].Params",
-		"columns": "state: Stmts[].Columns",
-		"types":   "state: Stmts[].Types",
-		"home":    "state: Stmts[].Home",
-		"kind":    "derived: read again from sql",
-		"facts":   "derived: read again from sql",
-		"answer":  "not: kept answers do not move",
-		"capture": "not: kept answers do not move",
+	reflect.TypeFor[prepared.Stmt](): {
+		"SQL":     "state: Stmts[].SQL",
+		"Params":  "state: Stmts[].Params",
+		"Columns": "state: Stmts[].Columns",
+		"Types":   "state: Stmts[].Types",
+		"Home":    "state: Stmts[].Home",
+		"Kind":    "derived: read again from sql",
+		"Facts":   "derived: read again from sql",
+		"Answer":  "not: kept answers do not move",
+		"Capture": "not: kept answers do not move",
 		"gen":     "not: kept answers do not move",
 	},
 	reflect.TypeFor[obSession](): {

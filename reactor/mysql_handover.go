@@ -51,8 +51,8 @@ func (m mysqlHandover) handoverRecord(h *handover.State) {
 	h.Mode = handover.ModeMySQL
 	sv := handover.Server{Addr: be.Addr, ThreadID: be.ThreadID, Status: uint16(be.Status), LastUsed: be.LastUsed.Load()}
 	for client, st := range be.Stmts {
-		if _, open := s.stmts.byID[client]; !open {
-			continue // a kept statement (prepared_keep.go): the new process does not reuse it
+		if _, open := s.stmts.ByID[client]; !open {
+			continue // a kept statement (prepared/kept.go): the new process does not reuse it
 		}
 		sv.Stmts = append(sv.Stmts, handover.ServerStmt{Client: client, Server: st.ID, Bound: st.Bound})
 	}

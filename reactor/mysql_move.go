@@ -152,7 +152,7 @@ func (m *mysqlSide) afterMoveState(cmd mysqlproto.Command, failed bool) {
 	}
 	if cmd == mysqlproto.ComResetConnection || cmd == mysqlproto.ComChangeUser {
 		// The server closed every prepared statement.
-		s.stmts.reset()
+		s.stmts.Reset()
 		s.servers.Current().Stmts = nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -120,19 +121,19 @@ func (m *mysqlSide) serverFor(routeNeed) (*backend.Conn, error) {
 
 // statementServer: the one server session, unless the statement's long
 // data or cursor was on a server the session has left.
-func (m *mysqlSide) statementServer(ps *prepared) (*backend.Conn, error) {
+func (m *mysqlSide) statementServer(ps *prepared.Stmt) (*backend.Conn, error) {
 	be, err := m.serverFor(needAny)
-	if err == nil && ps.home != nil && ps.home != be {
+	if err == nil && ps.Home != nil && ps.Home != be {
 		if err := m.s.drv.pace().mayWait(); err != nil {
 			return nil, err // answered with an ERR
 		}
-		ps.home = nil
+		ps.Home = nil
 		return nil, errStatementHomeLost
 	}
 	return be, err
 }
 
-func (m *mysqlSide) routeBy(*prepared, []byte) {}
+func (m *mysqlSide) routeBy(*prepared.Stmt, []byte) {}
 
 // serverSessions is the session's one server session, while open.
 func (m *mysqlSide) serverSessions() []*backend.Conn {

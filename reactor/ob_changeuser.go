@@ -237,7 +237,7 @@ func (o obUserChange) changedUser(be *backend.Conn, cu *mysqlproto.ChangeUser, i
 	be.Status = res.ok.Status
 	s.status = res.ok.Status
 	s.activity.inTrans.Store(s.status.Has(mysqlproto.StatusInTrans))
-	s.stmts.reset()
+	s.stmts.Reset()
 	o.publishedDB = o.vars.DBVersion()
 	s.published.mu.Lock()
 	s.published.user = cu.User
@@ -258,7 +258,7 @@ func (o obUserChange) changeUserRefused(be *backend.Conn) {
 	o.resetOB(nil)
 	s.status &^= mysqlproto.StatusInTrans
 	s.activity.inTrans.Store(false)
-	s.stmts.reset()
+	s.stmts.Reset()
 	o.publishOB()
 }
 

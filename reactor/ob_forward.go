@@ -194,7 +194,7 @@ func (o *obSession) resetOB(keep *backend.Conn) {
 		o.vars.MarkSynced(&keep.Sync)
 		keep.Stmts = nil
 	}
-	s.stmts.reset()
+	s.stmts.Reset()
 	o.pinned, o.trxSpecified = false, false
 	o.heldBegin = nil
 }

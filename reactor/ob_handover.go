@@ -28,8 +28,8 @@ func (o obHandover) handoverReady() bool {
 	if o.cluster == nil || o.pinned || o.trxSpecified || o.heldBegin != nil || o.serverInTrans() {
 		return false
 	}
-	for _, p := range o.s.stmts.byID {
-		if p.home != nil {
+	for _, p := range o.s.stmts.ByID {
+		if p.Home != nil {
 			return false
 		}
 	}

@@ -173,8 +173,8 @@ func (o *obSession) rebindRoute() {
 		o.route.routeBy(payload, &o.route.retryFacts, nil)
 	case mysqlproto.ComStmtExecute:
 		if ps := s.st.retryPS; ps != nil {
-			o.route.exec.Reset(payload, int(ps.params), ps.types)
-			o.route.routeBy(ps.sql, &ps.facts, &o.route.exec)
+			o.route.exec.Reset(payload, int(ps.Params), ps.Types)
+			o.route.routeBy(ps.SQL, &ps.Facts, &o.route.exec)
 		}
 	default:
 		o.route.routeBy(nil, nil, nil)

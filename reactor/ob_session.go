@@ -407,7 +407,7 @@ func (o *obSession) readyNow(be *backend.Conn) bool {
 func (o *obSession) drop(be *backend.Conn) {
 	s := o.s
 	s.servers.Drop(be)
-	s.stmts.leftHome(be)
+	s.stmts.LeftHome(be)
 }
 
 // dropBroken drops a server session found broken by a command that

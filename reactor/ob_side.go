@@ -7,6 +7,7 @@ import (
 	"obgate/config"
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -86,32 +87,32 @@ func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start 
 
 // statementServer: outside a transaction, where the statement's long
 // data or cursor is, else where the router says.
-func (o *obSession) statementServer(ps *prepared) (*backend.Conn, error) {
+func (o *obSession) statementServer(ps *prepared.Stmt) (*backend.Conn, error) {
 	if !o.serverInTrans() && !o.pinned {
-		if ps.home != nil {
+		if ps.Home != nil {
 			if err := o.s.drv.pace().mayWait(); err != nil {
 				return nil, err // its home may need a sync
 			}
 		}
-		if ps.home != nil && ps.home.Alive() {
-			if err := o.syncServer(ps.home); err == nil {
-				o.s.servers.Use(ps.home)
-				return ps.home, nil
+		if ps.Home != nil && ps.Home.Alive() {
+			if err := o.syncServer(ps.Home); err == nil {
+				o.s.servers.Use(ps.Home)
+				return ps.Home, nil
 			}
-			o.drop(ps.home)
+			o.drop(ps.Home)
 		}
 	}
 	return o.serverFor(needAny)
 }
 
-func (o *obSession) routeBy(ps *prepared, execBody []byte) {
+func (o *obSession) routeBy(ps *prepared.Stmt, execBody []byte) {
 	r := &o.route
 	if execBody == nil {
-		r.routeBy(ps.sql, &ps.facts, nil)
+		r.routeBy(ps.SQL, &ps.Facts, nil)
 		return
 	}
-	r.exec.Reset(execBody, int(ps.params), ps.types)
-	r.routeBy(ps.sql, &ps.facts, &r.exec)
+	r.exec.Reset(execBody, int(ps.Params), ps.Types)
+	r.routeBy(ps.SQL, &ps.Facts, &r.exec)
 }
 
 func (o *obSession) serverSessions() []*backend.Conn { return o.s.servers.All() }

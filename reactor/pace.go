@@ -6,6 +6,7 @@ import (
 
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -49,7 +50,7 @@ type pace interface {
 	answerDue(st *statement, d time.Duration)
 	// prepareOn prepares ps on be, where the client's statement id is id,
 	// and returns the server's statement id (statement.prepareOn).
-	prepareOn(st *statement, be *backend.Conn, ps *prepared, id uint32) (uint32, error)
+	prepareOn(st *statement, be *backend.Conn, ps *prepared.Stmt, id uint32) (uint32, error)
 	// closeOn sends the COM_STMT_CLOSE pkt (the client's statement id,
 	// at index at of the server sessions) to be; an error stops the walk
 	// over the server sessions.
@@ -94,7 +95,7 @@ func (offPoller) answer(st *statement, cmd mysqlproto.Command, kind route.StmtKi
 
 func (offPoller) answerDue(*statement, time.Duration) {} // the read deadline ends the wait
 
-func (offPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared, _ uint32) (uint32, error) {
+func (offPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared.Stmt, _ uint32) (uint32, error) {
 	return preparedRun{st}.prepareOn(be, ps)
 }
 

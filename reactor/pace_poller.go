@@ -5,6 +5,7 @@ import (
 
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -47,7 +48,7 @@ func (onPoller) answerDue(st *statement, d time.Duration) { st.s.drv.armAnswerTi
 
 // prepareOn: preparing takes a round trip, which on the poller is a
 // state of the command (prepare_polled.go).
-func (onPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared, id uint32) (uint32, error) {
+func (onPoller) prepareOn(st *statement, be *backend.Conn, ps *prepared.Stmt, id uint32) (uint32, error) {
 	return 0, preparedRun{st}.preparePolled(be, ps, id)
 }
 

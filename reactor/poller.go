@@ -7,6 +7,7 @@ import (
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/reactor/connio"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -155,7 +156,7 @@ type answerWait struct {
 	unsentChunk []byte
 	// ps and psServer are the prepared statement of an execute and its
 	// server session (ranStatement).
-	ps       *prepared
+	ps       *prepared.Stmt
 	psServer *backend.Conn
 	// closeID and closeAt are the client's statement id of a
 	// COM_STMT_CLOSE and the index, in the side's server sessions, of the
@@ -537,7 +538,7 @@ func (st *statement) sendUnsent() error {
 // (an execute's prepared statement, a prepare's pending statement).
 func (st *statement) finishAwaited(err error) error {
 	w := &st.then
-	st.s.stmts.endPrepare()
+	st.s.stmts.EndPrepare()
 	if ps := w.ps; ps != nil {
 		st.patchOn, st.retryPS = false, nil
 		if err == nil {

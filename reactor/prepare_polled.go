@@ -9,6 +9,7 @@ import (
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/reactor/connio"
+	"obgate/reactor/prepared"
 )
 
 // preparedRun is the statement as it runs the prepared-statement
@@ -50,7 +51,7 @@ type preparedRun struct{ *statement }
 // the command to) uses it; be is nil when none is in progress.
 type polledPrepare struct {
 	be  *backend.Conn
-	ps  *prepared
+	ps  *prepared.Stmt
 	id  uint32         // the client's statement id
 	win backend.Window // a chunk holding what arrived of the answer
 	dec int            // bytes of win the scanner has consumed
@@ -71,9 +72,9 @@ var errPrepareMismatch = errors.New("statement prepared again has another shape"
 // errWouldWait when the command is better served on a goroutine from its
 // start (nothing was sent; or be took part of the request and is closed,
 // being out of step).
-func (st preparedRun) preparePolled(be *backend.Conn, ps *prepared, id uint32) error {
+func (st preparedRun) preparePolled(be *backend.Conn, ps *prepared.Stmt, id uint32) error {
 	s := st.s
-	n := 1 + len(ps.sql)
+	n := 1 + len(ps.SQL)
 	if s.drv.rePrepared || n > classifyLen || be.PollIO() == nil {
 		return errWouldWait
 	}
@@ -81,7 +82,7 @@ func (st preparedRun) preparePolled(be *backend.Conn, ps *prepared, id uint32) e
 	pkt = pkt[:mysqlproto.HeaderLen+n]
 	mysqlproto.PutHeader(pkt, n, 0)
 	pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtPrepare)
-	copy(pkt[mysqlproto.HeaderLen+1:], ps.sql)
+	copy(pkt[mysqlproto.HeaderLen+1:], ps.SQL)
 	rest, owned, raw := be.TryRequest(pkt, false)
 	if owned != nil {
 		connio.PutChunk(owned)
@@ -178,9 +179,9 @@ func (st preparedRun) notePrepare() error {
 		return fmt.Errorf("%w: %w", backend.ErrServerState, mysqlproto.SQLErrorFromERR(e))
 	}
 	sid, columns, params := sc.Prepared()
-	if params != p.ps.params || columns != p.ps.columns {
+	if params != p.ps.Params || columns != p.ps.Columns {
 		return fmt.Errorf("%w on %s: %d parameters and %d columns, not %d and %d",
-			errPrepareMismatch, p.be.Addr, params, columns, p.ps.params, p.ps.columns)
+			errPrepareMismatch, p.be.Addr, params, columns, p.ps.Params, p.ps.Columns)
 	}
 	p.be.StmtSet(p.id, sid)
 	return nil

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"obgate/config"
 	"obgate/health"
 	"obgate/internal/failure"
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/reactor/connio"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -25,132 +25,7 @@ import (
 // mode) as one without them would, unless a statement keeps long data or
 // an open cursor on its server (prepared.home). A statement the client
 // closes may stay prepared on the servers for its next prepare of the
-// same text (prepared_keep.go).
-
-// prepared is a statement prepared by the client.
-type prepared struct {
-	sql     []byte // the COM_STMT_PREPARE payload after the command byte
-	params  uint16
-	columns uint16
-	types   []byte        // parameter types from the last execute that sent them
-	home    *backend.Conn // where long data or an open cursor lives
-	kind    route.StmtKind
-	facts   route.Facts // of sql, which it borrows: executes are routed by it
-	// answer is the answer the client got to its prepare, while capture
-	// says it is being kept whole; gen is the stmtTable.gen it was
-	// prepared at (prepared_keep.go).
-	answer  []byte
-	capture bool
-	gen     uint64
-}
-
-// stmtTable is the client's prepared statements under obgate's ids. Only
-// the owner of the session's command (the poller or a goroutine, see
-// poller.go) uses it.
-type stmtTable struct {
-	byID    map[uint32]*prepared
-	last    uint32    // the id given last
-	pending *prepared // the COM_STMT_PREPARE in progress
-	// free are closed statements whose memory the next prepares reuse;
-	// request holds the COM_STMT_PREPARE being served. Applications
-	// that prepare, execute and close each statement (go-sql-driver with
-	// parameters) so allocate nothing per statement.
-	free    []*prepared
-	request []byte
-	// closing is the COM_STMT_CLOSE obgate sends a server session.
-	closing [mysqlproto.HeaderLen + 5]byte
-	// kept are statements the client closed that stay prepared on the
-	// server sessions, oldest first; gen counts the client's changes of
-	// state that make them stale (prepared_keep.go).
-	kept []keptStmt
-	gen  uint64
-}
-
-// maxFreeStmts bounds stmtTable.free.
-const maxFreeStmts = 8
-
-// newStmt returns an empty statement, reused when one was closed.
-func (t *stmtTable) newStmt() *prepared {
-	if n := len(t.free); n > 0 {
-		p := t.free[n-1]
-		t.free = t.free[:n-1]
-		return p
-	}
-	return &prepared{}
-}
-
-// close forgets statement id and keeps its memory for a later prepare.
-func (t *stmtTable) close(id uint32) {
-	p := t.byID[id]
-	delete(t.byID, id)
-	t.recycle(p)
-}
-
-// recycle keeps the memory of a statement nobody refers to any more (one
-// closed, or one whose prepare did not go out) for a later prepare.
-func (t *stmtTable) recycle(p *prepared) {
-	if p == nil || len(t.free) >= maxFreeStmts {
-		return
-	}
-	*p = prepared{sql: p.sql[:0], types: p.types[:0], answer: p.answer[:0]}
-	t.free = append(t.free, p)
-}
-
-// add records p under a new id and returns the id (never 0).
-func (t *stmtTable) add(p *prepared) uint32 {
-	t.last++
-	if t.last == 0 {
-		t.last = 1
-	}
-	if t.byID == nil {
-		t.byID = make(map[uint32]*prepared)
-	}
-	t.byID[t.last] = p
-	return t.last
-}
-
-// admit returns why a session may not prepare one more statement of
-// textLen bytes: at most client_max_prepared_stmt_count statements, and
-// client_max_memory_size bytes of their text together (a server's
-// max_prepared_stmt_count answer, ERR 1461); nil when it may.
-func (t *stmtTable) admit(textLen int, cfg *config.Config) *mysqlproto.SQLError {
-	if int64(len(t.byID)) >= cfg.ClientMaxPreparedStmtCount {
-		return mysqlproto.NewSQLError(mysqlproto.ERMaxPreparedStmtCount,
-			"Can't create more than max_prepared_stmt_count statements (current value: %d)", cfg.ClientMaxPreparedStmtCount)
-	}
-	total := int64(textLen)
-	if total > cfg.ClientMaxMemorySize {
-		return nil // too large to hold at all: reading it refuses it (ERR 1153)
-	}
-	for _, p := range t.byID {
-		total += int64(len(p.sql))
-	}
-	if total > cfg.ClientMaxMemorySize {
-		return mysqlproto.NewSQLError(mysqlproto.ERMaxPreparedStmtCount,
-			"Can't create more prepared statements: their text would take more than client_max_memory_size (%d bytes) in this session", cfg.ClientMaxMemorySize)
-	}
-	return nil
-}
-
-// reset forgets every statement, the kept ones too: the client's reset or
-// change of user closed them on the server.
-func (t *stmtTable) reset() {
-	clear(t.byID)
-	for _, k := range t.kept {
-		t.recycle(k.p)
-	}
-	t.kept = t.kept[:0]
-	t.gen++
-}
-
-// leftHome forgets be as the home of any statement: be is gone.
-func (t *stmtTable) leftHome(be *backend.Conn) {
-	for _, p := range t.byID {
-		if p.home == be {
-			p.home = nil
-		}
-	}
-}
+// same text (prepared_keep.go, and the package prepared).
 
 // errStatementHomeLost: the server that held a statement's long data or
 // open cursor is gone.
@@ -174,7 +49,7 @@ func (st preparedRun) prepareStatement(n int, body []byte, whole bool, start tim
 			return err // the rest of the request is read first
 		}
 	}
-	if refusal := s.stmts.admit(n-1, s.cfg); refusal != nil {
+	if refusal := s.stmts.Admit(n-1, s.cfg); refusal != nil {
 		if err := st.pace().mayWait(); err != nil {
 			return err
 		}
@@ -186,24 +61,24 @@ func (st preparedRun) prepareStatement(n int, body []byte, whole bool, start tim
 	}
 	if !whole {
 		var err error
-		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
+		if pkt, err = s.client.readPacketTo(s.stmts.Request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
 		}
-		s.stmts.request = pkt
+		s.stmts.Request = pkt
 		body = pkt[mysqlproto.HeaderLen+1:]
 	}
-	if i, _ := s.stmts.keptFor(body); i >= 0 {
+	if i, _ := s.stmts.KeptFor(body); i >= 0 {
 		return st.reuseKept(n, i, pkt == nil, start)
 	}
-	p := s.stmts.newStmt()
-	p.sql = append(p.sql, body...)
-	p.facts = route.Lex(p.sql)
-	p.kind = p.facts.Kind
-	kind := p.kind
+	p := s.stmts.New()
+	p.SQL = append(p.SQL, body...)
+	p.Facts = route.Lex(p.SQL)
+	p.Kind = p.Facts.Kind
+	kind := p.Kind
 	s.side.routeBy(p, nil)
 	be, err := s.side.serverFor(needAny)
 	if err != nil {
-		s.stmts.recycle(p)
+		s.stmts.Recycle(p)
 		if pkt == nil {
 			return st.refuse(n, err)
 		}
@@ -212,16 +87,16 @@ func (st preparedRun) prepareStatement(n int, body []byte, whole bool, start tim
 	if pkt == nil {
 		// Everything that could stop the command has run: take the
 		// request out of the client buffer, into obgate's own copy.
-		if pkt, err = s.client.readPacketTo(s.stmts.request, n, heldCommandLimit(s.cfg)); err != nil {
+		if pkt, err = s.client.readPacketTo(s.stmts.Request, n, heldCommandLimit(s.cfg)); err != nil {
 			return err
 		}
-		s.stmts.request = pkt
+		s.stmts.Request = pkt
 	}
-	s.stmts.pending = p
-	s.stmts.startCapture(p, s.cfg.ClientPSKeepCount)
+	s.stmts.Pending = p
+	s.stmts.StartCapture(p, s.cfg.ClientPSKeepCount)
 	st.resendable = true // preparing changes nothing on the server
 	if err := st.pace().sendHeld(st.statement, be, pkt); err != nil {
-		s.stmts.endPrepare()
+		s.stmts.EndPrepare()
 		return st.answerFailure(err, kind, start)
 	}
 	// The request is obgate's own copy: keep it, to send it again should
@@ -229,27 +104,23 @@ func (st preparedRun) prepareStatement(n int, body []byte, whole bool, start tim
 	st.kept, st.keptOwned = pkt, true
 	_, err = st.answer(mysqlproto.ComStmtPrepare, kind, start, true)
 	if err != errAwaiting { // else finishAwaited ends it
-		s.stmts.endPrepare()
+		s.stmts.EndPrepare()
 	}
 	return err
 }
-
-// endPrepare ends the COM_STMT_PREPARE in progress: later answers are
-// not a prepare's.
-func (t *stmtTable) endPrepare() { t.pending = nil }
 
 // notePrepared runs when a prepare OK passes through: it records the
 // statement under a new client id and writes that id into the packet.
 func (st preparedRun) notePrepared(pkt []byte) {
 	s := st.s
-	p := s.stmts.pending
+	p := s.stmts.Pending
 	if p == nil || len(pkt) < 9 {
 		return
 	}
 	serverID := binary.LittleEndian.Uint32(pkt[1:])
-	p.columns = binary.LittleEndian.Uint16(pkt[5:])
-	p.params = binary.LittleEndian.Uint16(pkt[7:])
-	id := s.stmts.add(p)
+	p.Columns = binary.LittleEndian.Uint16(pkt[5:])
+	p.Params = binary.LittleEndian.Uint16(pkt[7:])
+	id := s.stmts.Add(p)
 	s.servers.Current().StmtSet(id, serverID)
 	binary.LittleEndian.PutUint32(pkt[1:], id)
 }
@@ -270,9 +141,9 @@ func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, s
 		return s.writeError(mysqlproto.NewSQLError(mysqlproto.ERNetPacketsOutOfOrder, "Malformed %s", cmd))
 	}
 	id := binary.LittleEndian.Uint32(body)
-	ps, ok := s.stmts.byID[id]
-	if ok && cmd == mysqlproto.ComStmtExecute && !keepsParse(&ps.facts) {
-		s.stmts.stateChanged()
+	ps, ok := s.stmts.ByID[id]
+	if ok && cmd == mysqlproto.ComStmtExecute && !prepared.KeepsParse(&ps.Facts) {
+		s.stmts.StateChanged()
 	}
 	if !ok {
 		if err := st.pace().mayWait(); err != nil {
@@ -291,7 +162,7 @@ func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, s
 		s.side.routeBy(ps, body)
 		// An execute of a statement that only reads is a read: it may go
 		// again after its server broke, as the text would.
-		st.resendable = !ps.facts.Incomplete && ps.facts.ReadOnly
+		st.resendable = !ps.Facts.Incomplete && ps.Facts.ReadOnly
 	}
 	be, sid, bound, err := st.preparedServer(ps, id)
 	if err != nil {
@@ -306,21 +177,21 @@ func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, s
 			st.patchOn, st.retryPS = false, nil
 		}
 	}()
-	if cmd == mysqlproto.ComStmtExecute && ps.params == 0 {
+	if cmd == mysqlproto.ComStmtExecute && ps.Params == 0 {
 		st.retryPS, st.retryPSID = ps, id
 	}
-	if cmd == mysqlproto.ComStmtExecute && ps.params > 0 {
-		nb := (int(ps.params) + 7) / 8
+	if cmd == mysqlproto.ComStmtExecute && ps.Params > 0 {
+		nb := (int(ps.Params) + 7) / 8
 		boundAt := 9 + nb // in body: id(4) flags(1) iterations(4) null bitmap
 		if len(body) > boundAt {
 			switch {
-			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.params):
-				ps.types = append(ps.types[:0], body[boundAt+1:boundAt+1+2*int(ps.params)]...)
+			case body[boundAt] == 1 && len(body) >= boundAt+1+2*int(ps.Params):
+				ps.Types = append(ps.Types[:0], body[boundAt+1:boundAt+1+2*int(ps.Params)]...)
 				be.StmtBound(id)
 				// It carries its parameter types: any server session
 				// where the statement is prepared can run it.
 				st.retryPS, st.retryPSID = ps, id
-			case body[boundAt] == 0 && !bound && ps.types != nil:
+			case body[boundAt] == 0 && !bound && ps.Types != nil:
 				// This server session never saw the parameter types.
 				if err := st.pace().mayWait(); err != nil {
 					return err
@@ -329,7 +200,7 @@ func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, s
 			}
 		}
 	}
-	err = st.forward(cmd, n, ps.kind, start)
+	err = st.forward(cmd, n, ps.Kind, start)
 	if err == errAwaiting {
 		st.then.ps, st.then.psServer = ps, be
 		return err
@@ -343,18 +214,18 @@ func (st preparedRun) runStatement(cmd mysqlproto.Command, n int, body []byte, s
 
 // ranStatement notes where ps's long data or cursor is after cmd ran on
 // be.
-func (st preparedRun) ranStatement(cmd mysqlproto.Command, ps *prepared, be *backend.Conn) {
+func (st preparedRun) ranStatement(cmd mysqlproto.Command, ps *prepared.Stmt, be *backend.Conn) {
 	s := st.s
 	switch cmd {
 	case mysqlproto.ComStmtSendLongData:
-		ps.home = be
+		ps.Home = be
 	case mysqlproto.ComStmtExecute:
-		ps.home = nil
+		ps.Home = nil
 		if s.status.Has(mysqlproto.StatusCursorExists) {
-			ps.home = s.servers.Current() // where it ran, after any retry
+			ps.Home = s.servers.Current() // where it ran, after any retry
 		}
 	case mysqlproto.ComStmtReset:
-		ps.home = nil
+		ps.Home = nil
 	}
 }
 
@@ -365,7 +236,7 @@ func (st preparedRun) ranStatement(cmd mysqlproto.Command, ps *prepared, be *bac
 // the retry budget, unless the session is bound to it: the client's
 // request was not sent yet, so trying elsewhere is safe for any
 // statement.
-func (st preparedRun) preparedServer(ps *prepared, id uint32) (*backend.Conn, uint32, bool, error) {
+func (st preparedRun) preparedServer(ps *prepared.Stmt, id uint32) (*backend.Conn, uint32, bool, error) {
 	s := st.s
 	for {
 		be, err := s.side.statementServer(ps)
@@ -413,16 +284,16 @@ func (st preparedRun) preparedServer(ps *prepared, id uint32) (*backend.Conn, ui
 
 // prepareOn prepares ps on be, where the client never prepared it, and
 // returns be's statement id.
-func (st preparedRun) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) {
+func (st preparedRun) prepareOn(be *backend.Conn, ps *prepared.Stmt) (uint32, error) {
 	s := st.s
-	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.sql...)
+	payload := append([]byte{byte(mysqlproto.ComStmtPrepare)}, ps.SQL...)
 	sid, params, columns, err := prepareOn(be, payload, s.st.commandOptions())
 	if err != nil {
 		return 0, err
 	}
-	if params != ps.params || columns != ps.columns {
+	if params != ps.Params || columns != ps.Columns {
 		return 0, fmt.Errorf("statement prepared again on %s has %d parameters and %d columns, not %d and %d",
-			be.Addr, params, columns, ps.params, ps.columns)
+			be.Addr, params, columns, ps.Params, ps.Columns)
 	}
 	return sid, nil
 }
@@ -430,32 +301,32 @@ func (st preparedRun) prepareOn(be *backend.Conn, ps *prepared) (uint32, error) 
 // executeWithTypes sends a COM_STMT_EXECUTE that did not carry parameter
 // types to a server session that never saw them, with the types of the
 // client's earlier execute put in.
-func (st preparedRun) executeWithTypes(n int, ps *prepared, be *backend.Conn, boundAt int, start time.Time) error {
+func (st preparedRun) executeWithTypes(n int, ps *prepared.Stmt, be *backend.Conn, boundAt int, start time.Time) error {
 	s := st.s
 	pkt, err := s.readPacket(n)
 	if err != nil {
 		return err
 	}
 	body := pkt[mysqlproto.HeaderLen+1:]
-	payload := make([]byte, 0, len(body)+1+len(ps.types))
+	payload := make([]byte, 0, len(body)+1+len(ps.Types))
 	payload = append(payload, byte(mysqlproto.ComStmtExecute))
 	payload = binary.LittleEndian.AppendUint32(payload, st.patchID)
 	payload = append(payload, body[4:boundAt]...)
 	payload = append(payload, 1)
-	payload = append(payload, ps.types...)
+	payload = append(payload, ps.Types...)
 	payload = append(payload, body[boundAt+1:]...)
 	out, _ := mysqlproto.AppendPacket(nil, 0, payload)
 	st.patchOn = false
 	if err := st.sendRequest(be, out); err != nil {
-		return st.answerFailure(err, ps.kind, start)
+		return st.answerFailure(err, ps.Kind, start)
 	}
 	be.StmtBound(binary.LittleEndian.Uint32(body))
-	if ok, err := st.answer(mysqlproto.ComStmtExecute, ps.kind, start, true); !ok {
+	if ok, err := st.answer(mysqlproto.ComStmtExecute, ps.Kind, start, true); !ok {
 		return err
 	}
-	ps.home = nil
+	ps.Home = nil
 	if s.status.Has(mysqlproto.StatusCursorExists) {
-		ps.home = be
+		ps.Home = be
 	}
 	return nil
 }
@@ -476,17 +347,17 @@ func (st preparedRun) closeStatement(n int, body []byte) error {
 	if err := s.client.skipPacket(n); err != nil {
 		return err
 	}
-	p, ok := s.stmts.byID[id]
+	p, ok := s.stmts.ByID[id]
 	if !ok {
 		return nil
 	}
-	if evict, kept := s.stmts.keep(id, p, s.cfg.ClientPSKeepCount); kept {
+	if evict, kept := s.stmts.Keep(id, p, s.cfg.ClientPSKeepCount); kept {
 		if evict == 0 {
 			return nil
 		}
 		id = evict // the close the client's would have been
 	} else {
-		s.stmts.close(id)
+		s.stmts.Close(id)
 	}
 	return st.closeOn(id, len(s.side.serverSessions())-1)
 }
@@ -505,7 +376,7 @@ func (st preparedRun) closeOn(id uint32, from int) error {
 			continue
 		}
 		be.StmtDelete(id)
-		pkt := &s.stmts.closing
+		pkt := &s.stmts.Closing
 		pkt[0] = 5 // payload length; sequence 0
 		pkt[mysqlproto.HeaderLen] = byte(mysqlproto.ComStmtClose)
 		binary.LittleEndian.PutUint32(pkt[mysqlproto.HeaderLen+1:], sid)

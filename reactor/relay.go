@@ -262,8 +262,8 @@ func (st *statement) flushDecided(final, block bool) error {
 	if !block {
 		k, err := s.drv.clientNP.TryWrite(r.win.Buf[:r.dec])
 		if k > 0 {
-			if p := s.stmts.pending; p != nil && p.capture {
-				p.captureAnswer(r.win.Buf[:k])
+			if p := s.stmts.Pending; p != nil && p.Capture {
+				p.CaptureAnswer(r.win.Buf[:k])
 			}
 			st.releaseKept() // part of the answer is the client's now
 			r.written += int64(k)
@@ -289,8 +289,8 @@ func (st *statement) flushDecided(final, block bool) error {
 	if err := flushFn(); err != nil {
 		return quit(QuitClientNetwork, err)
 	}
-	if p := s.stmts.pending; p != nil && p.capture {
-		p.captureAnswer(r.win.Buf[:r.dec])
+	if p := s.stmts.Pending; p != nil && p.Capture {
+		p.CaptureAnswer(r.win.Buf[:r.dec])
 	}
 	st.releaseKept() // part of the answer is the client's now
 	r.written += int64(r.dec)

@@ -199,7 +199,7 @@ func (st *statement) repatch(be *backend.Conn, req []byte) bool {
 		}
 		be.StmtSet(id, sid)
 	}
-	if ps.params > 0 {
+	if ps.Params > 0 {
 		be.StmtBound(id)
 	}
 	st.patchID = sid

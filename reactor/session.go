@@ -14,6 +14,7 @@ import (
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/reactor/connio"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -38,7 +39,7 @@ type Session struct {
 	// Client-visible state, owned.
 	caps      mysqlproto.Capability   // negotiated with the client
 	status    mysqlproto.ServerStatus // status flags the client was last told
-	stmts     stmtTable               // the client's prepared statements, under obgate's ids
+	stmts     prepared.Table          // the client's prepared statements, under obgate's ids
 	txnBroken bool                    // the open transaction's server broke (txnbroken.go)
 	identity  route.Identity          // shared, immutable after login: what the login name said
 	admin     bool                    // shared, immutable after login: root@proxysys
@@ -215,7 +216,7 @@ func (s *Session) setDB(db string) {
 	s.published.db = db
 	s.published.mu.Unlock()
 	if changed {
-		s.stmts.stateChanged() // texts name tables of another database now
+		s.stmts.StateChanged() // texts name tables of another database now
 	}
 	s.series.forget() // the new database's statement series
 }

@@ -8,6 +8,7 @@ import (
 	"obgate/mysqlproto"
 	"obgate/reactor/backend"
 	"obgate/reactor/handover"
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -59,7 +60,7 @@ type sideCommands interface {
 	noteState(cmd mysqlproto.Command, f *route.Facts, body []byte, whole bool)
 	// routeBy gives the router the statement a prepare or (with its
 	// body) an execute of ps runs.
-	routeBy(ps *prepared, execBody []byte)
+	routeBy(ps *prepared.Stmt, execBody []byte)
 	// command runs a command the mode handles its own way, other than
 	// COM_QUERY, and reports whether it did; when it did not, the common
 	// path routes and forwards the command, counted as kind.
@@ -113,7 +114,7 @@ type sideServers interface {
 	serverFor(need routeNeed) (*backend.Conn, error)
 	// statementServer is serverFor for an execute (or long data, reset,
 	// fetch) of ps: where its long data or cursor is, when that matters.
-	statementServer(ps *prepared) (*backend.Conn, error)
+	statementServer(ps *prepared.Stmt) (*backend.Conn, error)
 	// serverSessions are the session's open server sessions.
 	serverSessions() []*backend.Conn
 	// bound reports whether the session is tied to its current server by

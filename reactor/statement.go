@@ -3,6 +3,7 @@ package reactor
 import (
 	"time"
 
+	"obgate/reactor/prepared"
 	"obgate/route"
 )
 
@@ -57,7 +58,7 @@ type statement struct {
 	// session, prepared there first.
 	patchID   uint32
 	patchOn   bool
-	retryPS   *prepared
+	retryPS   *prepared.Stmt
 	retryPSID uint32
 	// pinCandidate says the statement may create a temporary table or
 	// take a user lock (applied once it succeeded).

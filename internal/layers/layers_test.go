@@ -29,6 +29,7 @@ var rules = []rule{
 	{"obgate/internal/failure", []string{"obgate/..."}, "the vocabulary route and health share sits below both"},
 	{"obgate/reactor/handover", []string{"obgate/..."}, "the hand-over state and its link know no session type"},
 	{"obgate/reactor/backend", []string{"obgate/reactor", "obgate/route", "obgate/admin"}, "server sessions know no client session and no routing decision"},
+	{"obgate/reactor/prepared", []string{"obgate/reactor", "obgate/admin"}, "a session's prepared statements know no session and run on no server"},
 	{"obgate/health", []string{"obgate/route", "obgate/reactor", "obgate/admin"}, "health judges servers; route asks it through an interface"},
 	{"obgate/route", []string{"obgate/health", "obgate/reactor", "obgate/admin"}, "route decides where a statement goes and asks health through an interface"},
 	{"obgate/reactor", []string{"obgate/admin", "obgate/internal/assemble"}, "the reactor is handed its router and monitor; the admin interceptor sits above it"},

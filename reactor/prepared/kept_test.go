@@ -1,4 +1,4 @@
-package reactor
+package prepared
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestPatchEOFStatus(t *testing.T) {
 	old := prepareAnswer(mysqlproto.StatusAutocommit)
 	want := prepareAnswer(mysqlproto.StatusInTrans)
 	got := bytes.Clone(old)
-	patchEOFStatus(got, mysqlproto.StatusInTrans)
+	PatchEOFStatus(got, mysqlproto.StatusInTrans)
 	if !bytes.Equal(got, want) {
 		t.Errorf("patched answer\n%q\nwant\n%q", got, want)
 	}
@@ -46,12 +46,12 @@ func FuzzPatchEOFStatus(f *testing.F) {
 	f.Add([]byte{}, uint16(0))
 	f.Fuzz(func(t *testing.T, answer []byte, status uint16) {
 		got := bytes.Clone(answer)
-		patchEOFStatus(got, mysqlproto.ServerStatus(status))
+		PatchEOFStatus(got, mysqlproto.ServerStatus(status))
 		if len(got) != len(answer) {
 			t.Fatalf("length %d, was %d", len(got), len(answer))
 		}
 		again := bytes.Clone(got)
-		patchEOFStatus(again, mysqlproto.ServerStatus(status))
+		PatchEOFStatus(again, mysqlproto.ServerStatus(status))
 		if !bytes.Equal(again, got) {
 			t.Fatal("patching twice changed the bytes again")
 		}
