@@ -58,7 +58,7 @@ func (st *statement) sendRequest(be *backend.Conn, pkt []byte) error {
 	st.beforeRequest()
 	if err := be.WriteRequest(pkt, true, true); err != nil {
 		if err = s.side.refusedWrite(pkt, err); err != nil {
-			return s.side.brokeBeforeAnswer(err)
+			return brokeBeforeAnswer(s, err)
 		}
 	}
 	s.countIn(len(pkt))
@@ -133,7 +133,7 @@ func (st *statement) relayPacket(n int, keep bool) (int64, error) {
 	})
 	if broke != nil {
 		// Nothing of a one-piece request reached the server.
-		return sent, s.side.brokeBeforeAnswer(broke)
+		return sent, brokeBeforeAnswer(s, broke)
 	}
 	return sent, err
 }

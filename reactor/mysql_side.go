@@ -178,9 +178,6 @@ func (m *mysqlSide) refusedWrite(_ []byte, err error) error { return err }
 // is sent again; any other session gets an ERR and ends.
 func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	s := m.s
-	if s.drv.clientLeft() {
-		return leftDuringCommand(err)
-	}
 	if m.movableOutsideTxn() && !s.servers.Current().Closed.Load() && s.srv.serverAnswers(s.servers.Current().Addr) {
 		// The server broke the connection and still greets: it closed
 		// it on purpose (KILL); the session ends with it.
@@ -192,14 +189,10 @@ func (m *mysqlSide) brokeBeforeAnswer(err error) error {
 	if !m.movable() {
 		return quitWith(QuitServerNetwork, err, lostServer(s.servers.Current().Addr))
 	}
+	be := s.servers.Current()
 	s.srv.metrics.serverFailure(err)
-	s.servers.Current().Close()
-	if s.st.resendable {
-		return &statementError{cause: err, reply: mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", s.servers.Current().Addr)}
-	}
-	return &statementError{cause: err, reply: mysqlproto.OBErrTransUnknown.Detail(
-		"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", s.servers.Current().Addr)}
+	be.Close()
+	return serverLostReply(be.Addr, err, s.st.resendable, 0)
 }
 
 // drop closes the server connection: the next statement moves the session.

@@ -1,8 +1,6 @@
 package reactor
 
 import (
-	"errors"
-	"net"
 	"slices"
 	"strconv"
 	"time"
@@ -235,26 +233,7 @@ func (o *obSession) serverSessionFailed(err error) error {
 	s.srv.metrics.serverFailure(err)
 	s.srv.log.Warn("server session failed", "session", s.id, "server", be.Addr, "err", err)
 	o.drop(be)
-	var reply *mysqlproto.SQLError
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
-			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
-			be.Addr, o.answerTimeout())
-	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
-		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
-			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", be.Addr)
-	case s.st.resendable:
-		// A read that could not go again: it changed nothing, so its
-		// outcome is not in doubt; the server was lost under it.
-		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
-			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", be.Addr)
-	default:
-		reply = mysqlproto.OBErrTransUnknown.Detail(
-			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", be.Addr)
-	}
-	return &statementError{reply: reply, cause: err}
+	return serverLostReply(be.Addr, err, s.st.resendable, o.answerTimeout())
 }
 
 // resendElsewhere sends a one-piece request to another server session

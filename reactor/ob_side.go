@@ -134,9 +134,6 @@ func (o *obSession) refusedWrite(p []byte, err error) error {
 
 func (o *obSession) brokeBeforeAnswer(err error) error {
 	s := o.s
-	if s.drv.clientLeft() {
-		return leftDuringCommand(err)
-	}
 	if s.cfg.ServerBreakAction == "disconnect" {
 		// ODP's way: the client connection closes.
 		o.drop(s.servers.Current())

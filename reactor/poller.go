@@ -520,7 +520,7 @@ func (st *statement) sendUnsent() error {
 	w.unsent, w.unsentChunk = nil, nil
 	if !w.partial {
 		if err := st.writeWhole(p); err != nil {
-			return s.side.brokeBeforeAnswer(err)
+			return brokeBeforeAnswer(s, err)
 		}
 		return nil
 	}

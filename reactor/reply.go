@@ -4,6 +4,7 @@ package reactor
 
 import (
 	"errors"
+	"net"
 	"time"
 
 	"obgate/mysqlproto"
@@ -63,4 +64,44 @@ func (st *statement) writeErrorFor(err error) error {
 	}
 	s.srv.log.Debug("statement failed before it reached a server", "session", s.id, "err", err)
 	return s.writeError(mysqlproto.NewSQLError(mysqlproto.CRConnHostError, "obgate: %v", err))
+}
+
+// brokeBeforeAnswer is what a command ends with when its server session
+// failed before any byte of the answer reached the client: the client's
+// own reason when it hung up meanwhile, else what the mode makes of it
+// (sideServers.brokeBeforeAnswer).
+func brokeBeforeAnswer(s *Session, err error) error {
+	if s.drv.clientLeft() {
+		return leftDuringCommand(err)
+	}
+	return s.side.brokeBeforeAnswer(err)
+}
+
+// serverLostReply is the statement error of a statement whose server
+// session at addr failed with err before the client got any of its
+// answer, in a session that goes on: the answer's timeout (answerTimeout,
+// when there is one) or a corrupt OB 2.0 frame leaves the outcome unknown; a read that could not
+// be sent again (resendable) changed nothing; anything else may or may
+// not have run.
+func serverLostReply(addr string, err error, resendable bool, answerTimeout time.Duration) *statementError {
+	var reply *mysqlproto.SQLError
+	var ne net.Error
+	switch {
+	case answerTimeout > 0 && errors.As(err, &ne) && ne.Timeout():
+		reply = mysqlproto.NewSQLError(mysqlproto.OBTimeout,
+			"Timeout: server %s did not answer within %v (ob_query_timeout + observer_query_timeout_delta); the statement's outcome is unknown",
+			addr, answerTimeout)
+	case errors.Is(err, mysqlproto.ErrOB20PayloadChecksum) || errors.Is(err, mysqlproto.ErrOB20HeaderChecksum):
+		reply = mysqlproto.NewSQLError(mysqlproto.OBPacketChecksumError,
+			"Packet checksum error in the answer of server %s; the statement's outcome is unknown", addr)
+	case resendable:
+		// A read that could not go again: it changed nothing, so its
+		// outcome is not in doubt; the server was lost under it.
+		reply = mysqlproto.NewSQLError(mysqlproto.CRServerLost,
+			"Lost connection to server %s during the query; nothing was changed, and no other server could take it", addr)
+	default:
+		reply = mysqlproto.OBErrTransUnknown.Detail(
+			"the connection to server %s broke after the statement was sent and before its answer; it may or may not have run (obgate sends only reads again)", addr)
+	}
+	return &statementError{reply: reply, cause: err}
 }
