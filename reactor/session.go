@@ -53,12 +53,8 @@ type Session struct {
 	// session holds none; nil while idle (statement_pool.go).
 	st *statement
 
-	// side is what the session does per routing mode, made with the
-	// session (setSide); ob and my are side as its concrete type, for the
-	// code of that mode (nil in the other mode). Shared, immutable.
-	side serverSide
-	ob   *obSession
-	my   *mysqlSide
+	ob *obSession // the side as its concrete type in OceanBase mode, else nil
+	my *mysqlSide // the side as its concrete type in mysql mode, else nil
 	// servers are the session's server sessions (owned; its Shared, the
 	// current one, is for any goroutine).
 	servers backend.Set
@@ -66,6 +62,12 @@ type Session struct {
 	published published // shared, under its mu: what SHOW PROXYSESSION and KILL read
 	activity  activity  // shared counters
 	drv       driver    // runs the command phase on the transport (poller.go)
+
+	// side is what the session does per routing mode, made with the
+	// session (setSide); ob and my are side as its concrete type, for the
+	// code of that mode. Shared, immutable. Last: six interfaces, kept
+	// out of the way of the fields above.
+	side serverSide
 }
 
 // lifecycle is a session's place on the close ladder (teardown,
