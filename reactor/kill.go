@@ -16,16 +16,6 @@ import (
 // where the target's statement runs.
 type killRun struct{ *statement }
 
-// mysqlEvents is mysql mode's part in what happens to a session from
-// outside a statement's relay (sideEvents): KILL, on this server or
-// another, and a server that closed the session's connection.
-type mysqlEvents struct{ *mysqlSide }
-
-// obEvents is OceanBase mode's part in what happens to a session from
-// outside a statement's relay (sideEvents): KILL, a broken transaction's
-// held BEGIN, a server that closed a server session.
-type obEvents struct{ *obSession }
-
 // killStmt is a parsed KILL [CONNECTION | QUERY] id.
 type killStmt struct {
 	query bool

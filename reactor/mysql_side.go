@@ -19,6 +19,11 @@ type mysqlSide struct {
 	move moveLogin // what it takes to log the client in elsewhere
 }
 
+// mysqlEvents is mysql mode's part in what happens to a session from
+// outside a statement's relay (sideEvents): KILL, on this server or
+// another, and a server that closed the session's connection.
+type mysqlEvents struct{ *mysqlSide }
+
 // login: mysqlHandshake.
 func (m mysqlLogin) login(ctx context.Context, count int64, cfg *config.Config, deadline time.Time) error {
 	return m.mysqlHandshake(ctx, count, cfg, deadline)

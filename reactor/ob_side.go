@@ -16,6 +16,11 @@ import (
 // prepared-statement ids translated, and a server session that fails
 // outside a transaction replaced by another.
 
+// obEvents is OceanBase mode's part in what happens to a session from
+// outside a statement's relay (sideEvents): KILL, a broken transaction's
+// held BEGIN, a server that closed a server session.
+type obEvents struct{ *obSession }
+
 // login: obHandshake; the server sessions it opened close when it fails.
 func (o obIdentity) login(ctx context.Context, count int64, cfg *config.Config, _ time.Time) error {
 	err := o.obHandshake(ctx, count, cfg)

@@ -128,7 +128,7 @@ type driver struct {
 	// clientGone says the client hung up while a command had an owner
 	// (onClientGone), which closed that command's server connection to
 	// cut it short: the owner's failed read is then no fault of the
-	// server's (Session.clientLeft).
+	// server's (clientLeft).
 	clientGone atomic.Bool
 	// answerTimer moves a command whose answer is overdue (the server
 	// side's answerTimeout) off the poller, where the read deadline

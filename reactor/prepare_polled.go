@@ -12,12 +12,6 @@ import (
 	"obgate/reactor/prepared"
 )
 
-// preparedRun is the statement as it runs the prepared-statement
-// commands: prepare (on the poller too, as a state of the command),
-// execute and its kin on the server session where the statement is, or
-// prepared there first, close, and a kept statement's reuse.
-type preparedRun struct{ *statement }
-
 // Preparing a statement again on the poller.
 //
 // An execute whose route picks a server session that never prepared the

@@ -23,9 +23,15 @@ import (
 // types of an earlier one. So a session with prepared statements is not
 // bound to one server: it moves (mysql mode) or runs elsewhere (OceanBase
 // mode) as one without them would, unless a statement keeps long data or
-// an open cursor on its server (prepared.home). A statement the client
+// an open cursor on its server (prepared.Stmt.Home). A statement the client
 // closes may stay prepared on the servers for its next prepare of the
 // same text (prepared_keep.go, and the package prepared).
+
+// preparedRun is the statement as it runs the prepared-statement
+// commands: prepare (on the poller too, as a state of the command),
+// execute and its kin on the server session where the statement is, or
+// prepared there first, close, and a kept statement's reuse.
+type preparedRun struct{ *statement }
 
 // errStatementHomeLost: the server that held a statement's long data or
 // open cursor is gone.
