@@ -118,9 +118,9 @@
 // answer as it arrives and then serves the execute again from its start;
 // a damaged or overdue answer goes to a goroutine (prepare_polled.go). A
 // prepare of a text the session closed a moment before is answered from
-// the statement obgate kept (prepared_keep.go, prepared/kept.go): the poller writes that
-// answer itself, and what the client's socket does not take goes to a
-// goroutine (resumeReply).
+// the statement obgate kept (prepared_keep.go, prepared/kept.go): the
+// poller writes that answer itself, and what the client's socket does not
+// take goes to a goroutine (resumeReply).
 //
 // Both routing modes serve the common statement there: mysql mode on its
 // one server session, OceanBase mode on the server session the router

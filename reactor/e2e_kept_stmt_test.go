@@ -15,7 +15,7 @@ import (
 	"obgate/reactor"
 )
 
-// Kept statements (reactor/prepared_keep.go): a statement the client
+// Kept statements (reactor/prepared/kept.go): a statement the client
 // closed stays prepared on its server sessions, and the client's next
 // prepare of the same text is answered from it.
 
