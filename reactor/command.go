@@ -110,9 +110,10 @@ func (s *Session) serveCommand() error {
 				return err
 			}
 		}
-		var handled bool
-		if kind, handled, err = s.side.command(cmd, n, body, whole, start); handled {
-			return err
+		if byMode := spec.byMode[s.side.column]; byMode != nil {
+			if handled, err := byMode(s, cmd, n, body, whole, start); handled {
+				return err
+			}
 		}
 	}
 	s.side.noteState(cmd, &s.st.facts, body, whole)

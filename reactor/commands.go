@@ -15,7 +15,7 @@ type commandSpec struct {
 	// serve runs a command obgate handles itself in both routing modes
 	// and reports whether it did; when it did not (false, nil), the mode
 	// and then the common path take the command.
-	serve func(s *Session, cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error)
+	serve serveFunc
 	// refused: obgate never relays it (replication and obsolete
 	// commands); the client gets ERR 1235.
 	refused bool
@@ -26,7 +26,25 @@ type commandSpec struct {
 	// polled: the poller may serve it (poller.go), when the rest of the
 	// fast path's conditions hold.
 	polled bool
+	// byMode is what each routing mode does of its own with the command,
+	// indexed by the session's column (serverSide.column): like serve, it
+	// reports whether it served the command; nil where the mode relays it
+	// as the common path does. serve runs first.
+	byMode [numModeColumns]serveFunc
 }
+
+// serveFunc serves a command, or reports false to leave it to what
+// follows (serve, then the mode's column, then the common path).
+type serveFunc func(s *Session, cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error)
+
+// modeColumn picks a routing mode's column of the command table.
+type modeColumn uint8
+
+const (
+	columnOB modeColumn = iota
+	columnMySQL
+	numModeColumns
+)
 
 // brokenTxnRule says how a command fares in the broken-transaction state
 // (txnbroken.go).
@@ -51,10 +69,11 @@ const (
 // commands is the command table, indexed by command byte.
 var commands = [256]commandSpec{
 	mysqlproto.ComQuery:           {admin: adminQuery, polled: true},
-	mysqlproto.ComPing:            {inBrokenTxn: brokenRuns, admin: adminOK},
+	mysqlproto.ComPing:            {inBrokenTxn: brokenRuns, admin: adminOK, byMode: modes(servePingOB, nil)},
 	mysqlproto.ComInitDB:          {serve: noteInitDB, inBrokenTxn: brokenRuns, admin: adminOK},
 	mysqlproto.ComResetConnection: {inBrokenTxn: brokenEnds, admin: adminOK},
-	mysqlproto.ComChangeUser:      {inBrokenTxn: brokenEnds},
+	mysqlproto.ComChangeUser:      {inBrokenTxn: brokenEnds, byMode: modes(serveChangeUserOB, noteChangeUserMySQL)},
+	mysqlproto.ComSetOption:       {byMode: modes(serveSetOptionOB, nil)},
 	mysqlproto.ComStatistics:      {inBrokenTxn: brokenRuns},
 	mysqlproto.ComProcessKill:     {serve: serveProcessKill, inBrokenTxn: brokenRuns},
 
@@ -71,6 +90,13 @@ var commands = [256]commandSpec{
 	mysqlproto.ComTableDump:      {refused: true},
 	mysqlproto.ComConnectOut:     {refused: true},
 	mysqlproto.ComDaemon:         {refused: true},
+}
+
+// modes lays out a command's columns: OceanBase mode's, then mysql
+// mode's.
+func modes(ob, mysql serveFunc) (by [numModeColumns]serveFunc) {
+	by[columnOB], by[columnMySQL] = ob, mysql
+	return by
 }
 
 // noteInitDB remembers the database a COM_INIT_DB asks for, applied once

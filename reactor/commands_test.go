@@ -24,8 +24,11 @@ func TestCommandTable(t *testing.T) {
 		if spec.admin != adminSilent && spec.admin != adminRefused && !cmd.HasResponse() {
 			t.Errorf("%s: the administrator answers it, but a server would not", cmd)
 		}
-		if spec.refused && (spec.serve != nil || spec.admin != adminRefused) {
+		if spec.refused && (spec.serve != nil || spec.admin != adminRefused || hasModeColumn(spec)) {
 			t.Errorf("%s: refused, yet served", cmd)
+		}
+		if cmd == mysqlproto.ComQuery && hasModeColumn(spec) {
+			t.Errorf("%s: a mode's COM_QUERY is its side's query, not a column", cmd)
 		}
 		if spec.inBrokenTxn == brokenEnds && cmd != mysqlproto.ComResetConnection && cmd != mysqlproto.ComChangeUser {
 			t.Errorf("%s ends a broken transaction", cmd)
@@ -37,4 +40,15 @@ func TestCommandTable(t *testing.T) {
 			t.Errorf("%s is not served by the prepared-statement code of both modes", cmd)
 		}
 	}
+}
+
+// hasModeColumn reports whether a routing mode does something of its own
+// with the command.
+func hasModeColumn(spec commandSpec) bool {
+	for _, f := range spec.byMode {
+		if f != nil {
+			return true
+		}
+	}
+	return false
 }

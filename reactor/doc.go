@@ -39,7 +39,8 @@
 //	              keeps one, and moves it. Both keep them in the
 //	              session's backend.Set
 //	commands      the command table: per COM_ code what obgate does with
-//	              it beyond relaying (commands.go)
+//	              it beyond relaying, and each routing mode's column of
+//	              what that mode does of its own (commands.go)
 //
 // Below reactor, in packages of their own that know no session type:
 //

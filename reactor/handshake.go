@@ -70,11 +70,11 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 func (s *Session) setSide(cfg *config.Config) {
 	if cfg.ServerRoutingMode == "mysql" {
 		s.my = &mysqlSide{s: s}
-		s.side = serverSide{mysqlLogin{s.my}, s.my, s.my, s.my, mysqlEvents{s.my}, mysqlHandover{s.my}}
+		s.side = serverSide{mysqlLogin{s.my}, s.my, s.my, s.my, mysqlEvents{s.my}, mysqlHandover{s.my}, columnMySQL}
 		return
 	}
 	s.ob = &obSession{s: s}
-	s.side = serverSide{obIdentity{s.ob}, s.ob, s.ob, s.ob, obEvents{s.ob}, obHandover{s.ob}}
+	s.side = serverSide{obIdentity{s.ob}, s.ob, s.ob, s.ob, obEvents{s.ob}, obHandover{s.ob}, columnOB}
 }
 
 // handshake logs the client in, within client_handshake_timeout, the way

@@ -3,6 +3,7 @@ package reactor
 import (
 	"obgate/mysqlproto"
 	"obgate/route"
+	"time"
 )
 
 // changeUser reads the user a COM_CHANGE_USER names (mysql routing mode,
@@ -34,6 +35,12 @@ func (m *mysqlSide) changeUser(n int, body []byte, whole bool) (bool, error) {
 	}
 	s.st.pendingUser = cu.User
 	return false, nil
+}
+
+// noteChangeUserMySQL is mysql mode's column of the command table for
+// COM_CHANGE_USER (commands.go): changeUser.
+func noteChangeUserMySQL(s *Session, _ mysqlproto.Command, n int, body []byte, whole bool, _ time.Time) (bool, error) {
+	return s.my.changeUser(n, body, whole)
 }
 
 // changedUser is the identity a COM_CHANGE_USER's user name gives in

@@ -79,14 +79,6 @@ func (m mysqlLogin) diagNames() (tenant, cluster string, proxySessID uint64, has
 	return m.s.identity.Tenant, m.s.identity.Cluster, 0, false
 }
 
-func (m *mysqlSide) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	if cmd == mysqlproto.ComChangeUser {
-		handled, err := m.changeUser(n, body, whole)
-		return route.StmtOther, handled, err
-	}
-	return route.StmtOther, false, nil
-}
-
 func (m *mysqlSide) query(n int, _ []byte, _ bool, f *route.Facts, start time.Time) (bool, error) {
 	if !m.s.txnBroken {
 		return false, nil

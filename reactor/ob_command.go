@@ -8,24 +8,23 @@ import (
 	"obgate/reactor/backend"
 )
 
-// obCommand runs the commands OceanBase mode handles itself: COM_PING
-// (answered by obgate: a server session that broke is replaced anyway),
-// COM_CHANGE_USER and COM_SET_OPTION (applied to every server session). It
-// reports false for the others, which the common path routes and forwards.
-func (o *obSession) obCommand(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error) {
-	s := o.s
-	switch cmd {
-	case mysqlproto.ComPing:
-		if err := s.client.skipPacket(n); err != nil {
-			return true, err
-		}
-		return true, s.writeOK(0, "")
-	case mysqlproto.ComChangeUser:
-		return true, obUserChange{o}.obChangeUser(n, start)
-	case mysqlproto.ComSetOption:
-		return true, o.obSetOption(n, body, whole, start)
+// OceanBase mode's column of the command table (commands.go): COM_PING is
+// answered by obgate (a server session that broke is replaced anyway);
+// COM_CHANGE_USER and COM_SET_OPTION apply to every server session.
+
+func servePingOB(s *Session, _ mysqlproto.Command, n int, _ []byte, _ bool, _ time.Time) (bool, error) {
+	if err := s.client.skipPacket(n); err != nil {
+		return true, err
 	}
-	return false, nil
+	return true, s.writeOK(0, "")
+}
+
+func serveChangeUserOB(s *Session, _ mysqlproto.Command, n int, _ []byte, _ bool, start time.Time) (bool, error) {
+	return true, obUserChange{s.ob}.obChangeUser(n, start)
+}
+
+func serveSetOptionOB(s *Session, _ mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (bool, error) {
+	return true, s.ob.obSetOption(n, body, whole, start)
 }
 
 // serverFor picks and prepares the server session for a statement and

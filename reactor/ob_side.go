@@ -70,11 +70,6 @@ func (o obIdentity) diagNames() (tenant, cluster string, proxySessID uint64, has
 	return o.tenant, cluster, o.proxySessID, true
 }
 
-func (o *obSession) command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (route.StmtKind, bool, error) {
-	handled, err := o.obCommand(cmd, n, body, whole, start)
-	return route.StmtOther, handled, err
-}
-
 func (o *obSession) query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error) {
 	if o.s.txnBroken {
 		return true, o.s.st.brokenTxnStatement(n, f, start)

@@ -27,6 +27,9 @@ type serverSide struct {
 	sideServers
 	sideEvents
 	sideHandover
+	// column is the mode's column of the command table (commands.go):
+	// what the mode does of its own with a command other than COM_QUERY.
+	column modeColumn
 }
 
 // sideIdentity is who the session is in its mode: how the client logs in,
@@ -45,10 +48,11 @@ type sideIdentity interface {
 	explain(stmt []byte) RouteExplanation
 }
 
-// sideCommands is what the mode adds to each command: the commands it
-// serves its own way, what it tells the router, the state it notes
+// sideCommands is what the mode adds to each command: what it does with
+// a COM_QUERY itself, what it tells the router, the state it notes
 // before the command goes out, and whether the poller may serve the next
-// one.
+// one. The other commands a mode serves its own way are its column of the
+// command table (commands.go).
 type sideCommands interface {
 	// begin starts a command (serveCommand): the mode's per-command state
 	// is reset.
@@ -61,10 +65,6 @@ type sideCommands interface {
 	// routeBy gives the router the statement a prepare or (with its
 	// body) an execute of ps runs.
 	routeBy(ps *prepared.Stmt, execBody []byte)
-	// command runs a command the mode handles its own way, other than
-	// COM_QUERY, and reports whether it did; when it did not, the common
-	// path routes and forwards the command, counted as kind.
-	command(cmd mysqlproto.Command, n int, body []byte, whole bool, start time.Time) (kind route.StmtKind, handled bool, err error)
 	// query runs what the mode does itself with a COM_QUERY (a held
 	// transaction statement) and reports whether it answered.
 	query(n int, body []byte, whole bool, f *route.Facts, start time.Time) (bool, error)
