@@ -64,12 +64,13 @@
 //	              their caps, and the closed ones kept for the next
 //	              prepare of the same text
 //
-// The routing mode is asked in the two serverSide types and otherwise only
-// in server-level choices: the side a login gets (handshake.go), the shape
-// of a session the process adopts in a hot upgrade (handover.go; the
-// records themselves are the sides', ob_handover.go and
-// mysql_handover.go), the greeting's look, the detect targets and the id
-// layout. Which outcome may be resent, what an ERR says of a location and
+// The routing mode is asked once, when the Server is made (modeFor,
+// mode.go). What differs by mode is then a policy: per session, its side
+// (the serverSide roles, and its column of the command table); per
+// Server, its routingMode (ob_mode.go, mysql_mode.go), which makes each
+// session's side and says the shape of a session adopted in a hot
+// upgrade, the detect targets, the greeting's look and the id layout.
+// Which outcome may be resent, what an ERR says of a location and
 // what counts against a server are decided by route and health (their
 // outcome.go); a statement reports its outcome and obeys.
 //

@@ -85,7 +85,7 @@ func SetStuckGrace(d time.Duration) (restore func()) {
 func (srv *Server) AddUnendingSession() (id uint32, end func()) {
 	s := &Session{srv: srv, id: srv.newSessionID()}
 	s.client.connectedAt = time.Now()
-	s.setSide(srv.cfg.Load())
+	srv.mode.newSide(s)
 	s.drv.s = s
 	s.client.addr = "127.0.0.1:1"
 	s.activity.lastActive.Store(s.client.connectedAt.UnixNano())

@@ -277,18 +277,15 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	if err != nil {
 		return err
 	}
-	// What a session of this process's routing mode brings: the one
-	// choice here made by mode; the records are the sides' (adoptRecord).
+	// What a session of this process's routing mode brings (the mode's
+	// handoverShape); the records are the sides' (adoptRecord).
 	cfg := srv.cfg.Load()
-	wantMode, servers := byte(handover.ModeMySQL), 1
-	if cfg.ServerRoutingMode != "mysql" {
-		wantMode, servers = handover.ModeOB, 0
-	}
+	wantMode, servers := srv.mode.handoverShape()
 	switch {
 	case srv.draining.Load():
 		return errors.New("this process is shutting down")
 	case h.Mode != wantMode:
-		return fmt.Errorf("a session of another routing mode (%q); this process runs %s", h.Mode, cfg.ServerRoutingMode)
+		return fmt.Errorf("a session of another routing mode (%q); this process runs %s", h.Mode, srv.mode.name())
 	case len(h.Servers) != servers || len(fds) != 1+servers:
 		return fmt.Errorf("%d server sessions and %d descriptors; want %d and %d", len(h.Servers), len(fds), servers, 1+servers)
 	case srv.poller == nil || !srv.poller.serverConns:
@@ -322,7 +319,7 @@ func (srv *Server) adopt(raw []byte, fds []int) error {
 	// Built before other goroutines can see it (the registration last).
 	s := &Session{srv: srv, id: h.SessionID}
 	s.client.connectedAt, s.client.rawConn = time.Unix(0, h.ConnectedAt), ctc
-	s.setSide(cfg)
+	srv.mode.newSide(s)
 	s.drv.s = s
 	s.client.addr = ctc.RemoteAddr().String()
 	s.activity.lastActive.Store(h.LastActive)

@@ -37,7 +37,7 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	defer giveSlot()
 	s := &Session{srv: srv, id: srv.newSessionID()}
 	s.client.connectedAt, s.client.rawConn = time.Now(), conn
-	s.setSide(srv.cfg.Load())
+	srv.mode.newSide(s)    // before any other goroutine can see the session; the side never changes
 	s.st = newStatement(s) // the login's own commands (init_sql, syncs)
 	s.drv.s = s
 	s.client.addr = conn.RemoteAddr().String()
@@ -62,19 +62,6 @@ func (srv *Server) handleConn(conn net.Conn, src netip.Addr) {
 	srv.metrics.newClientOK.Inc()
 	s.lifecycle.loggedIn.Store(true)
 	s.drv.serveTransport()
-}
-
-// setSide makes the session's server side for the routing mode in effect.
-// It runs before any other goroutine can see the session, and the side
-// never changes, so any goroutine may read s.side, s.ob and s.my.
-func (s *Session) setSide(cfg *config.Config) {
-	if cfg.ServerRoutingMode == "mysql" {
-		s.my = &mysqlSide{s: s}
-		s.side = serverSide{mysqlLogin{s.my}, s.my, s.my, s.my, mysqlEvents{s.my}, mysqlHandover{s.my}, columnMySQL}
-		return
-	}
-	s.ob = &obSession{s: s}
-	s.side = serverSide{obIdentity{s.ob}, s.ob, s.ob, s.ob, obEvents{s.ob}, obHandover{s.ob}, columnOB}
 }
 
 // handshake logs the client in, within client_handshake_timeout, the way

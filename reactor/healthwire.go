@@ -19,26 +19,4 @@ func (srv *Server) watchHealth() {
 // DetectTargets lists the servers obgate routes to, for the health
 // monitor's detect task: every server of every loaded cluster, or the
 // configured servers in mysql routing mode. Any goroutine.
-func (srv *Server) DetectTargets() []health.Target {
-	cfg := srv.cfg.Load()
-	var out []health.Target
-	if cfg.ServerRoutingMode == "mysql" {
-		for _, a := range serverAddrs(cfg) {
-			out = append(out, health.Target{Addr: a})
-		}
-		return out
-	}
-	if srv.clusters == nil {
-		return nil
-	}
-	for _, c := range srv.clusters.All() {
-		t := c.Table()
-		if t == nil {
-			continue
-		}
-		for _, s := range t.Servers {
-			out = append(out, health.Target{Cluster: c.Name(), Addr: s.Addr})
-		}
-	}
-	return out
-}
+func (srv *Server) DetectTargets() []health.Target { return srv.mode.detectTargets(srv) }

@@ -43,7 +43,7 @@ func (g *greetingImage) learn(h *mysqlproto.Handshake) {
 func (srv *Server) learnGreetingOnce() {
 	cfg := srv.cfg.Load()
 	g := &srv.mysqlGreeting
-	if cfg.ServerRoutingMode != "mysql" || g.image.Load() != nil {
+	if !srv.mode.greetsAsServers() || g.image.Load() != nil {
 		return
 	}
 	g.look.Do(func() {

@@ -78,6 +78,7 @@ type Server struct {
 	tls         tlsState
 	poller      *pollerSet
 	clusters    *route.Clusters
+	mode        routingMode // server_routing_mode, fixed at start (mode.go)
 	health      *health.Monitor
 	dialer      backend.Dialer // opens server sessions' connections
 	router      *route.Router
@@ -134,7 +135,12 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
+	mode, err := modeFor(opts.Config.Load().ServerRoutingMode, opts.Clusters)
+	if err != nil {
+		return nil, err
+	}
 	srv := &Server{
+		mode:        mode,
 		cfg:         opts.Config,
 		log:         opts.Logger,
 		interceptor: opts.Interceptor,
@@ -181,12 +187,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.SessionIDs != nil {
 		proxyID, srv.upgradeBit = opts.SessionIDs.ProxyID, opts.SessionIDs.UpgradeBit
 	}
-	srv.ids.Layout, srv.proxyID = sessionid.NewLayout(cfg.ClientSessionIDVersion, proxyID, cfg.ServerRoutingMode == "mysql", srv.upgradeBit)
+	srv.ids.Layout, srv.proxyID = sessionid.NewLayout(cfg.ClientSessionIDVersion, proxyID, srv.mode.markedIDs(), srv.upgradeBit)
 	if opts.SessionIDs != nil {
 		srv.ids.Resume(opts.SessionIDs.Seq)
-	}
-	if cfg.ServerRoutingMode != "mysql" && opts.Clusters == nil {
-		return nil, errors.New("reactor: server_routing_mode " + cfg.ServerRoutingMode + " needs Options.Clusters")
 	}
 	if cfg.EnableClientSSL {
 		if _, err := srv.tls.client.Get(srv.log, cfg.ClientSSLCertFile, cfg.ClientSSLKeyFile); err != nil {

@@ -141,3 +141,22 @@ func TestShapePollerFlag(t *testing.T) {
 		t.Fatal("found no use of the polled flag at all: the test reads the wrong files or the flag was renamed")
 	}
 }
+
+// TestShapeModeAskedOnce: the routing mode is read where the Server is
+// made (modeFor); everything after asks the Server's routingMode or the
+// session's side.
+func TestShapeModeAskedOnce(t *testing.T) {
+	fset, files := parseReactor(t)
+	var at []string
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "ServerRoutingMode" {
+				at = append(at, fset.Position(sel.Pos()).String())
+			}
+			return true
+		})
+	}
+	if len(at) != 1 || !strings.HasPrefix(at[0], "server.go:") {
+		t.Errorf("server_routing_mode is read at %v; read it once, in NewServer (modeFor), and ask the Server's mode", at)
+	}
+}
