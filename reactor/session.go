@@ -64,7 +64,7 @@ type Session struct {
 	drv       driver    // runs the command phase on the transport (poller.go)
 
 	// side is what the session does per routing mode, made with the
-	// session (setSide); ob and my are side as its concrete type, for the
+	// session (routingMode.newSide); ob and my are side as its concrete type, for the
 	// code of that mode. Shared, immutable. Last: six interfaces, kept
 	// out of the way of the fields above.
 	side serverSide

@@ -16,7 +16,7 @@ import (
 // in six roles, each an interface of its own that both modes implement:
 // obSession (ob_*.go) and mysqlSide (mysql_*.go). The rest of the package
 // calls them through the session's side and checks no mode. A session's
-// side is made with the session (setSide) and never changes;
+// side is made with the session (routingMode.newSide) and never changes;
 // administrator sessions have one too and never use it to relay. Only the
 // goroutine running the session's command (or its login) calls it,
 // except where a method says otherwise.
