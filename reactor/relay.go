@@ -100,11 +100,11 @@ func (st *statement) runRelay(block bool) (int64, error) {
 		}
 	}
 	serverFail := func(err error) error {
+		if r.written == 0 {
+			return brokeBeforeAnswer(s, err)
+		}
 		if s.drv.clientLeft() {
 			return leftDuringCommand(err)
-		}
-		if r.written == 0 {
-			return s.side.brokeBeforeAnswer(err)
 		}
 		return quit(QuitServerNetwork, err)
 	}
